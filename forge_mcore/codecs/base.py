@@ -1,0 +1,88 @@
+"""The codec contracts: how optimizer state and weights are stored.
+
+A state codec is a pair of ``@triton.jit`` helpers plus its torch twin:
+
+* ``triton_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG) -> fp32 tile`` and
+  ``triton_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG)`` work on the tile
+  with rows ``rm`` and columns ``rn`` of an ``M x N`` row-major state whose
+  block scales (if any) form an ``M x NB`` row-major array;
+* ``zeros / decode / encode_`` do the same on whole tensors in torch.
+
+Encoding is tile-local by construction: a scale block never crosses a tile
+edge (tiles are a whole number of blocks wide), so a skipped tile's codes and
+scales stay bit-identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+
+@dataclass
+class EncodedState:
+    """One optimizer state tensor as stored: codes plus optional block scales."""
+
+    data: torch.Tensor
+    scale: torch.Tensor | None
+    nonnegative: bool
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes + (self.scale.nbytes if self.scale is not None else 0)
+
+
+class StateCodec:
+    """Base class of the state codecs (see the module docstring)."""
+
+    name: ClassVar[str]
+    # Width of a scale block along the contiguous dimension (None: unscaled).
+    block: ClassVar[int | None] = None
+    triton_load: ClassVar[Any]
+    triton_store: ClassVar[Any]
+    # Documented worst-case error of one encode, relative to the block's absmax
+    # (or to the value itself for unscaled float codecs); tests use it as the
+    # tolerance for one round trip.
+    relative_error: ClassVar[float]
+
+    def zeros(self, shape: tuple[int, int], device: torch.device, nonnegative: bool, init: float = 0.0) -> EncodedState:
+        raise NotImplementedError
+
+    def decode(self, enc: EncodedState) -> torch.Tensor:
+        """A fresh fp32 tensor (never a view of the codes)."""
+        raise NotImplementedError
+
+    def encode_(self, enc: EncodedState, x: torch.Tensor) -> None:
+        """Store fp32 ``x`` into ``enc`` in place."""
+        raise NotImplementedError
+
+    def scale_blocks(self, n_cols: int) -> int:
+        """Number of scale blocks per row (0 for unscaled codecs)."""
+        return 0 if self.block is None else -(-n_cols // self.block)
+
+
+_REGISTRY: dict[str, StateCodec] = {}
+
+
+def register(codec_cls: type[StateCodec]) -> type[StateCodec]:
+    codec = codec_cls()
+    _REGISTRY[codec.name] = codec
+    return codec_cls
+
+
+def get_codec(name: str | StateCodec) -> StateCodec:
+    """The state codec called ``name`` (``"fp32"``, ``"bf16"``, ``"int8"``, ``"fp8"``)."""
+    if isinstance(name, StateCodec):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"state_dtype must be a codec name, got {type(name).__name__}")
+    key = name.lower()
+    if key not in _REGISTRY:
+        raise ValueError(f"unknown state_dtype {name!r}; available: {available_codecs()}")
+    return _REGISTRY[key]
+
+
+def available_codecs() -> list[str]:
+    return sorted(_REGISTRY)

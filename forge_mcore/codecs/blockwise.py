@@ -1,0 +1,190 @@
+"""Block-scaled state codecs: int8 and fp8 (e4m3), 64-wide blocks along rows.
+
+Each row of a state is cut into 64-wide blocks along its contiguous dimension;
+each block stores one fp32 scale (its absmax over the code range) and one code
+per element. The last block of a row may be partial (any ``in_features`` is
+accepted); its missing columns count as zeros.
+
+int8, signed states (first moments, momentum): symmetric ``int8`` codes,
+``scale = absmax / 127``, ``code = floor(x / scale + 1/2)``.
+
+int8, nonnegative states (second moments, Adagrad sums): the square root is
+coded instead, as ``uint8`` with ``scale = absmax(sqrt v) / 255``. Uniform codes
+on ``sqrt v`` span twice the dynamic range of codes on ``v`` itself, and any
+positive entry keeps at least one code step: ``v`` is floored away from zero
+(paper App. B), since a second moment quantized to zero would blow up
+``1/sqrt(v)`` for about ``1/(1-beta2)`` steps.
+
+fp8: ``float8_e4m3fn`` codes with ``scale = absmax / 448``; positive entries of a
+nonnegative state are floored to the smallest e4m3 subnormal (2^-9 of a step).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from .base import EncodedState, StateCodec, register
+from .plain import _tile_offsets
+
+BLOCK = 64
+FP8_MAX = 448.0
+FP8_MIN_SUBNORMAL = 2.0**-9
+
+
+@triton.jit
+def _scale_offsets(rm, rn, M, NB, BLOCK: tl.constexpr):
+    # One entry per (row, block) of the tile; tiles are a whole number of blocks wide.
+    cb = tl.min(tl.reshape(rn, (rn.shape[0] // BLOCK, BLOCK)), 1) // BLOCK
+    return rm.to(tl.int64)[:, None] * NB + cb[None, :], (rm[:, None] < M) & (cb[None, :] < NB)
+
+
+@triton.jit
+def _load_scales(scale_ptr, rm, rn, M, N, NB, BLOCK: tl.constexpr):
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    return tl.load(scale_ptr + rm.to(tl.int64)[:, None] * NB + (rn // BLOCK)[None, :], mask=mask, other=0.0)
+
+
+@triton.jit
+def _block_absmax(u, BLOCK: tl.constexpr):
+    u3 = tl.reshape(u, (u.shape[0], u.shape[1] // BLOCK, BLOCK))
+    return u3, tl.max(tl.abs(u3), 2)
+
+
+@triton.jit
+def int8_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    x = tl.load(ptr + offs, mask=mask, other=0).to(tl.float32) * _load_scales(scale_ptr, rm, rn, M, N, NB, 64)
+    if NONNEG:
+        x = x * x
+    return x
+
+
+@triton.jit
+def int8_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    x = tl.where(mask, x, 0.0)
+    if NONNEG:
+        qmax = 255.0
+        x = tl.sqrt_rn(tl.maximum(x, 0.0))
+    else:
+        qmax = 127.0
+    u3, absmax = _block_absmax(x, 64)
+    inv = tl.where(absmax > 0, tl.div_rn(qmax + tl.zeros_like(absmax), absmax), 0.0)
+    q = tl.floor(u3 * inv[:, :, None] + 0.5)
+    if NONNEG:
+        codes = tl.where(u3 > 0, tl.minimum(tl.maximum(q, 1.0), 255.0), 0.0).to(tl.uint8)
+    else:
+        codes = tl.minimum(tl.maximum(q, -127.0), 127.0).to(tl.int8)
+    tl.store(ptr + offs, tl.reshape(codes, (x.shape[0], x.shape[1])), mask=mask)
+    soffs, smask = _scale_offsets(rm, rn, M, NB, 64)
+    tl.store(scale_ptr + soffs, tl.div_rn(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
+
+
+@triton.jit
+def fp8_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    return tl.load(ptr + offs, mask=mask, other=0.0).to(tl.float32) * _load_scales(scale_ptr, rm, rn, M, N, NB, 64)
+
+
+@triton.jit
+def fp8_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    x = tl.where(mask, x, 0.0)
+    u3, absmax = _block_absmax(x, 64)
+    inv = tl.where(absmax > 0, tl.div_rn(448.0 + tl.zeros_like(absmax), absmax), 0.0)
+    q = tl.minimum(tl.maximum(u3 * inv[:, :, None], -448.0), 448.0)
+    if NONNEG:
+        q = tl.where(u3 > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
+    codes = q.to(tl.float8e4nv, fp_downcast_rounding="rtne")
+    tl.store(ptr + offs, tl.reshape(codes, (x.shape[0], x.shape[1])), mask=mask)
+    soffs, smask = _scale_offsets(rm, rn, M, NB, 64)
+    tl.store(scale_ptr + soffs, tl.div_rn(absmax, 448.0 + tl.zeros_like(absmax)), mask=smask)
+
+
+def _blocks(x: torch.Tensor) -> torch.Tensor:
+    """(M, N) -> (M, NB, 64), the partial last block zero-padded."""
+    n = x.shape[1]
+    pad = -n % BLOCK
+    return F.pad(x, (0, pad)).view(x.shape[0], -1, BLOCK)
+
+
+def _unblocks(q: torch.Tensor, n: int) -> torch.Tensor:
+    return q.reshape(q.shape[0], -1)[:, :n]
+
+
+class _BlockCodec(StateCodec):
+    block = BLOCK
+
+    def _code_dtype(self, nonnegative: bool) -> torch.dtype:
+        raise NotImplementedError
+
+    def zeros(self, shape, device, nonnegative, init=0.0):
+        enc = EncodedState(
+            torch.zeros(shape, dtype=self._code_dtype(nonnegative), device=device),
+            torch.zeros(shape[0], self.scale_blocks(shape[1]), dtype=torch.float32, device=device),
+            nonnegative,
+        )
+        if init != 0.0:
+            self.encode_(enc, torch.full(shape, init, dtype=torch.float32, device=device))
+        return enc
+
+    def decode(self, enc):
+        scale = enc.scale.repeat_interleave(BLOCK, dim=1)[:, : enc.data.shape[1]]
+        return enc.data.float() * scale
+
+
+@register
+class Int8Codec(_BlockCodec):
+    name = "int8"
+    # Half a code step of the block's absmax: 1/254 signed; on v, about 1/255 of
+    # the block's absmax (sqrt coding: |dv| <= (2 sqrt(v) + s/2) s/2, s = sqrt(absmax)/255).
+    relative_error = 1.0 / 254.0
+    triton_load = int8_load
+    triton_store = int8_store
+
+    def _code_dtype(self, nonnegative):
+        return torch.uint8 if nonnegative else torch.int8
+
+    def decode(self, enc):
+        x = super().decode(enc)
+        return x * x if enc.nonnegative else x
+
+    def encode_(self, enc, x):
+        qmax = 255.0 if enc.nonnegative else 127.0
+        u = x.float().clamp(min=0).sqrt() if enc.nonnegative else x.float()
+        blocks = _blocks(u)
+        absmax = blocks.abs().amax(dim=-1)
+        # torch.full_like(...) / absmax, not qmax / absmax: a Python scalar over a
+        # tensor is computed as qmax * reciprocal(absmax), one rounding more than Triton's div_rn.
+        inv = torch.where(absmax > 0, torch.full_like(absmax, qmax) / absmax, torch.zeros_like(absmax))
+        q = torch.floor(blocks * inv[..., None] + 0.5)
+        if enc.nonnegative:
+            q = torch.where(blocks > 0, q.clamp(1.0, 255.0), torch.zeros_like(q))
+        else:
+            q = q.clamp(-127.0, 127.0)
+        enc.data.copy_(_unblocks(q, x.shape[1]).to(enc.data.dtype))
+        enc.scale.copy_(absmax / qmax)
+
+
+@register
+class FP8Codec(_BlockCodec):
+    name = "fp8"
+    relative_error = 2.0**-4  # half an ulp of a 3-bit significand, at the block's absmax
+    triton_load = fp8_load
+    triton_store = fp8_store
+
+    def _code_dtype(self, nonnegative):
+        return torch.float8_e4m3fn
+
+    def encode_(self, enc, x):
+        blocks = _blocks(x.float())
+        absmax = blocks.abs().amax(dim=-1)
+        inv = torch.where(absmax > 0, torch.full_like(absmax, FP8_MAX) / absmax, torch.zeros_like(absmax))
+        q = (blocks * inv[..., None]).clamp(-FP8_MAX, FP8_MAX)
+        if enc.nonnegative:
+            q = torch.where(blocks > 0, q.clamp(min=FP8_MIN_SUBNORMAL), torch.zeros_like(q))
+        enc.data.copy_(_unblocks(q, x.shape[1]).to(torch.float8_e4m3fn))
+        enc.scale.copy_(absmax / FP8_MAX)

@@ -1,0 +1,70 @@
+"""Unscaled state codecs: fp32 and bf16 (round to nearest even)."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..kernels.tl_bits import bf16_to_f32, f32_to_bf16_rne
+from .base import EncodedState, StateCodec, register
+
+
+@triton.jit
+def _tile_offsets(rm, rn, M, N):
+    return rm.to(tl.int64)[:, None] * N + rn[None, :], (rm[:, None] < M) & (rn[None, :] < N)
+
+
+@triton.jit
+def fp32_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    return tl.load(ptr + offs, mask=mask, other=0.0)
+
+
+@triton.jit
+def fp32_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    tl.store(ptr + offs, x, mask=mask)
+
+
+@triton.jit
+def bf16_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    return bf16_to_f32(tl.load(ptr + offs, mask=mask, other=0.0))
+
+
+@triton.jit
+def bf16_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
+    offs, mask = _tile_offsets(rm, rn, M, N)
+    tl.store(ptr + offs, f32_to_bf16_rne(x), mask=mask)
+
+
+class _PlainCodec(StateCodec):
+    dtype: torch.dtype
+
+    def zeros(self, shape, device, nonnegative, init=0.0):
+        return EncodedState(torch.full(shape, init, dtype=self.dtype, device=device), None, nonnegative)
+
+    def decode(self, enc):
+        return enc.data.to(torch.float32, copy=True)
+
+    def encode_(self, enc, x):
+        enc.data.copy_(x)
+
+
+@register
+class FP32Codec(_PlainCodec):
+    name = "fp32"
+    dtype = torch.float32
+    relative_error = 0.0
+    triton_load = fp32_load
+    triton_store = fp32_store
+
+
+@register
+class BF16Codec(_PlainCodec):
+    name = "bf16"
+    dtype = torch.bfloat16
+    relative_error = 2.0**-8  # half an ulp of an 8-bit significand
+    triton_load = bf16_load
+    triton_store = bf16_store

@@ -1,0 +1,72 @@
+"""Tile geometry of the fused kernel: the committed candidate list and its prune.
+
+The autotuner (``forge_mcore.ops``) times the pruned candidates once per shape
+key; paper App. H explains the space (128 x 128 tiles win on most shapes, the
+pipeline depth and K chunk vary with BT). Every candidate is a whole number of
+64-wide codec blocks wide, which keeps block-scaled state encoding tile-local.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CODEC_BLOCK = 64
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    block_m: int
+    block_n: int
+    block_k: int
+    group_m: int
+    num_warps: int
+    num_stages: int
+
+    def smem_bytes(self, elem_bytes: int) -> int:
+        """Shared memory of the pipelined dY and X slabs."""
+        return self.num_stages * self.block_k * (self.block_m + self.block_n) * elem_bytes
+
+
+# Curated base set (H100/H200, bf16 operands). Order is irrelevant: all are timed.
+CONFIGS: tuple[TileConfig, ...] = (
+    TileConfig(128, 128, 64, 8, 8, 3),
+    TileConfig(128, 128, 64, 8, 8, 4),
+    TileConfig(128, 128, 32, 8, 8, 5),
+    TileConfig(128, 128, 64, 8, 4, 3),
+    TileConfig(128, 256, 64, 8, 8, 3),
+    TileConfig(256, 128, 64, 8, 8, 3),
+    TileConfig(64, 128, 64, 8, 4, 4),
+    TileConfig(128, 64, 64, 8, 4, 4),
+    TileConfig(64, 64, 64, 8, 4, 3),
+    TileConfig(64, 256, 64, 8, 8, 3),
+)
+
+# Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
+# while still exercising several tiles, partial tiles and several K chunks.
+INTERPRETER_CONFIG = TileConfig(32, 64, 16, 2, 1, 1)
+
+# Leave room for the epilogue's layout conversions (block absmax reshapes).
+SMEM_BUDGET = 200 * 1024
+
+
+def prune_configs(
+    configs: tuple[TileConfig, ...], M: int, N: int, K: int, elem_bytes: int, smem_limit: int = SMEM_BUDGET
+) -> list[TileConfig]:
+    """Drop candidates that cannot fit or cannot pay off for this problem.
+
+    * shared memory of the pipelined slabs over ``smem_limit``;
+    * tiles much larger than the matrix (more than half of the tile masked);
+    * K chunks longer than BT itself (all but one chunk would be padding).
+    Never returns an empty list: the smallest fitting tile survives.
+    """
+    fits = [c for c in configs if c.smem_bytes(elem_bytes) <= smem_limit and c.block_n % CODEC_BLOCK == 0]
+    if not fits:
+        raise ValueError(f"no tile config fits {smem_limit} bytes of shared memory at {elem_bytes}-byte operands")
+    k_cap = max(16, 1 << max(K - 1, 1).bit_length())
+    kept = [
+        c for c in fits
+        if c.block_m <= max(64, 2 * M) and c.block_n <= max(64, 2 * N) and c.block_k <= k_cap
+    ]
+    if not kept:
+        kept = [min(fits, key=lambda c: (c.block_m * c.block_n, c.block_k))]
+    return kept

@@ -1,0 +1,108 @@
+"""The fused weight-gradient + optimizer kernel (paper §2.2, Algorithm 1).
+
+For W (M x N = out x in), dY (K x M) and X (K x N), K = BT tokens: each program
+owns one output tile of G = dY^T X, accumulates it in fp32 registers over the
+K axis, then -- with G never leaving registers -- loads the weight and state
+tiles, applies the rule's epilogue and stores weight and state.
+
+The rule, the state codec and the weight store enter as ``constexpr`` Triton
+functions, so there is one kernel body and the compiler specializes it per
+combination. Per-step scalars (lr, bias corrections, the stochastic-rounding
+seed) are read from a device tensor: changing them never recompiles.
+
+Side outputs, for telemetry and the non-finite guard: each finished tile adds
+its sum of g^2 to ``sumsq_ptr`` (one fp32 atomic), and a tile whose gradient
+holds a NaN or Inf adds 1 to ``nonfinite_ptr`` and writes nothing else, so its
+weight and state stay bit-identical. No host synchronisation is involved.
+"""
+
+import triton
+import triton.language as tl
+
+from .tl_bits import bf16_to_f32
+
+
+@triton.jit
+def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    # Grouped order: GROUP_M row-tiles walk the columns together, so the dY
+    # slabs they share stay in L2 while the X slabs stream.
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@triton.jit
+def fused_wgrad_step_kernel(
+    dy_ptr, x_ptr, w_ptr, master_ptr,
+    s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr,
+    hyper_ptr, sumsq_ptr, nonfinite_ptr,
+    M, N, K, NB,
+    stride_dyk, stride_dym, stride_xk, stride_xn,
+    UPDATE: tl.constexpr, VARIANT: tl.constexpr,
+    STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
+    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
+    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
+    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+
+    # ---- main loop: G tile = sum over K chunks of dY_k^T X_k, fp32 ----------
+    dy_ptrs = dy_ptr + rk[:, None] * stride_dyk + rm[None, :] * stride_dym
+    x_ptrs = x_ptr + rk[:, None] * stride_xk + rn[None, :] * stride_xn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(dy_ptrs, mask=(rk[:, None] < k_left) & (rm[None, :] < M), other=0.0)
+        b = tl.load(x_ptrs, mask=(rk[:, None] < k_left) & (rn[None, :] < N), other=0.0)
+        if WIDEN_BF16:
+            # Triton 3.6's interpreter multiplies bf16 bit patterns as integers in
+            # tl.dot; widening first is exact (bf16 products fit fp32), as on the GPU.
+            a = bf16_to_f32(a)
+            b = bf16_to_f32(b)
+        acc = tl.dot(tl.trans(a), b, acc, input_precision=DOT_PRECISION)
+        dy_ptrs += BLOCK_K * stride_dyk
+        x_ptrs += BLOCK_K * stride_xk
+
+    # ---- non-finite guard: a bad tile writes nothing but its count ----------
+    # (masked rows/columns accumulated zeros, so they never trip it)
+    finite = (acc == acc) & (tl.abs(acc) < float("inf"))
+    n_bad = tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
+    if n_bad > 0:
+        tl.atomic_add(nonfinite_ptr, 1)
+    else:
+        tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc * acc, axis=1), axis=0))
+
+        # ---- epilogue: load weight + state tiles, apply the rule, store ----
+        mask = (rm[:, None] < M) & (rn[None, :] < N)
+        w_offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
+        w = WEIGHT_LOAD(w_ptr, master_ptr, w_offs, mask)
+        s0 = acc
+        s1 = acc
+        s2 = acc
+        if HAS_S0:
+            s0 = STATE_LOAD(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, NONNEG_S0)
+        if HAS_S1:
+            s1 = STATE_LOAD(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, NONNEG_S1)
+        if HAS_S2:
+            s2 = STATE_LOAD(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, NONNEG_S2)
+        w, s0, s1, s2 = UPDATE(acc, w, s0, s1, s2, hyper_ptr, VARIANT)
+        seed = tl.load(hyper_ptr + SEED_INDEX).to(tl.int32)
+        WEIGHT_STORE(w_ptr, master_ptr, w_offs, mask, w, seed)
+        if HAS_S0:
+            STATE_STORE(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, s0, NONNEG_S0)
+        if HAS_S1:
+            STATE_STORE(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, s1, NONNEG_S1)
+        if HAS_S2:
+            STATE_STORE(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, s2, NONNEG_S2)

@@ -1,0 +1,125 @@
+"""The per-weight handle every placement hands to the fused step.
+
+A ``ForgeParamState`` carries one managed weight's rule, state codec, weight
+store, encoded optimizer state, optional fp32 master, step count and the
+device buffer of per-step scalars. The object a user steps (``patch()``'s
+optimizer, the megatron optimizer member) owns the hyperparameter groups and
+calls ``prepare_step(group)`` when a backward starts; the backward then runs
+``forge_mcore.ops.fused_wgrad_step`` with the returned scalars.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import torch
+
+from .codecs import EncodedState, StateCodec, WeightStore, default_weight_store, get_codec, get_weight_store
+from .rules import MAX_STATE_SLOTS, Rule, StateSpec, get_rule
+
+# The stochastic-rounding seed travels as an fp32 scalar: keep it exact.
+_SEED_MODULUS = 1 << 24
+# Distinct base seeds per state without touching torch's global RNG.
+_seed_counter = itertools.count(1)
+
+
+@dataclass
+class ForgeParamState:
+    rule: Rule
+    codec: StateCodec
+    store: WeightStore
+    variant: int
+    specs: tuple[StateSpec, ...]
+    slots: list[EncodedState | None]
+    master: torch.Tensor | None
+    hyper_buffer: torch.Tensor
+    base_seed: int
+    step: int = 0
+    scalars: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def create(
+        cls,
+        weight: torch.Tensor,
+        rule: str | Rule = "adamw",
+        group: Mapping[str, Any] | None = None,
+        state_dtype: str | StateCodec = "fp32",
+        weight_store: str | WeightStore | None = None,
+        seed: int | None = None,
+    ) -> "ForgeParamState":
+        """Allocate the optimizer state of ``weight`` (out x in) for ``rule``.
+
+        ``group`` holds the rule's hyperparameters (defaults fill the rest);
+        ``weight_store`` defaults to the weight's own dtype (``fp32`` or ``bf16``).
+        """
+        if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+            raise ValueError(f"weight must be a 2-D tensor (out_features x in_features), got {_describe(weight)}")
+        rule = get_rule(rule)
+        group = rule.make_group(**(group or {}))
+        codec = get_codec(state_dtype)
+        store = get_weight_store(weight_store if weight_store is not None else default_weight_store(weight))
+        if weight.dtype != store.weight_dtype:
+            raise TypeError(
+                f"weight_store {store.name!r} needs a {store.weight_dtype} weight, got {weight.dtype}"
+                + ("; fp16 is not supported, use bf16" if weight.dtype == torch.float16 else "")
+            )
+        specs = rule.states(group)
+        slots: list[EncodedState | None] = [None] * MAX_STATE_SLOTS
+        with torch.no_grad():
+            for spec in specs:
+                slots[spec.slot] = codec.zeros(tuple(weight.shape), weight.device, spec.nonnegative, spec.init)
+            master = weight.detach().float().clone() if store.has_master else None
+        if seed is None:
+            seed = (next(_seed_counter) * 2654435761) % _SEED_MODULUS
+        return cls(
+            rule=rule, codec=codec, store=store, variant=rule.variant(group), specs=specs, slots=slots,
+            master=master,
+            hyper_buffer=torch.zeros(len(rule.hyper_names) + 1, dtype=torch.float32, device=weight.device),
+            base_seed=seed,
+        )
+
+    @property
+    def seed_index(self) -> int:
+        """Index of the stochastic-rounding seed in ``hyper_buffer`` (after the rule's scalars)."""
+        return len(self.rule.hyper_names)
+
+    def prepare_step(self, group: Mapping[str, Any]) -> torch.Tensor:
+        """Advance the step count and load this step's scalars into ``hyper_buffer``.
+
+        Reads the hyperparameters from ``group`` now, so a scheduler's edit of
+        ``group["lr"]`` takes effect on the next backward without recompiling.
+        """
+        self.rule.validate(group)
+        if self.rule.variant(group) != self.variant or self.rule.states(group) != self.specs:
+            raise ValueError(
+                f"the {self.rule.name!r} options that choose the state tensors changed after the state was "
+                "allocated (e.g. momentum turned on or off); create a new state for the new configuration"
+            )
+        step = self.step + 1
+        scalars = dict(self.scalars)
+        values = self.rule.hyper(group, step, scalars)
+        if len(values) != len(self.rule.hyper_names) or not all(math.isfinite(v) for v in values):
+            raise ValueError(f"rule {self.rule.name!r} produced bad per-step scalars {values} from {dict(group)}")
+        values.append(float((self.base_seed + step * 7919) % _SEED_MODULUS))
+        self.hyper_buffer.copy_(torch.tensor(values, dtype=torch.float32))
+        self.step, self.scalars = step, scalars
+        return self.hyper_buffer
+
+    def state_tensors(self) -> dict[str, torch.Tensor]:
+        """The decoded fp32 value of each state, by its torch.optim name."""
+        return {spec.name: self.codec.decode(self.slots[spec.slot]) for spec in self.specs}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of optimizer state (encoded states plus the fp32 master, if any)."""
+        states = sum(s.nbytes for s in self.slots if s is not None)
+        return states + (self.master.nbytes if self.master is not None else 0)
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"a tensor of shape {tuple(x.shape)}"
+    return type(x).__name__

@@ -1,0 +1,93 @@
+"""Adam and AdamW, with amsgrad (torch.optim.Adam / torch.optim.AdamW)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import torch
+import triton
+import triton.language as tl
+
+from .base import Rule, StateSpec, register
+
+AMSGRAD = 1
+
+
+@triton.jit
+def adam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
+    # h: weight_decay (coupled), decay (decoupled), 1-beta1, beta2, 1-beta2,
+    #    eps, step_size = lr / bias_correction1, sqrt(bias_correction2)
+    g = g + tl.load(h + 0) * w
+    w = w * tl.load(h + 1)
+    s0 = s0 + tl.load(h + 2) * (g - s0)
+    s1 = tl.load(h + 3) * s1 + tl.load(h + 4) * (g * g)
+    if VARIANT & 1:
+        s2 = tl.maximum(s2, s1)
+        v = s2
+    else:
+        v = s1
+    denom = tl.div_rn(tl.sqrt_rn(v), tl.load(h + 7)) + tl.load(h + 5)
+    w = w - tl.load(h + 6) * tl.div_rn(s0, denom)
+    return w, s0, s1, s2
+
+
+class _AdamBase(Rule):
+    hyper_names = (
+        "weight_decay", "decay", "one_minus_beta1", "beta2", "one_minus_beta2",
+        "eps", "step_size", "bias_correction2_sqrt",
+    )
+    triton_update = adam_update
+    decoupled: bool
+
+    def states(self, group: Mapping[str, Any]) -> tuple[StateSpec, ...]:
+        specs = (StateSpec("exp_avg", 0), StateSpec("exp_avg_sq", 1, nonnegative=True))
+        if group["amsgrad"]:
+            specs += (StateSpec("max_exp_avg_sq", 2, nonnegative=True),)
+        return specs
+
+    def variant(self, group: Mapping[str, Any]) -> int:
+        return AMSGRAD if group["amsgrad"] else 0
+
+    def hyper(self, group: Mapping[str, Any], step: int, scalars: dict[str, float]) -> list[float]:
+        lr, wd = group["lr"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        return [
+            0.0 if self.decoupled else wd,
+            1.0 - lr * wd if self.decoupled else 1.0,
+            1.0 - beta1,
+            beta2,
+            1.0 - beta2,
+            group["eps"],
+            lr / (1.0 - beta1**step),
+            math.sqrt(1.0 - beta2**step),
+        ]
+
+    def reference_update(self, g, w, s, h, variant):
+        wd, decay, omb1, beta2, omb2, eps, step_size, bc2_sqrt = h
+        g = g + wd * w
+        w.mul_(decay)
+        s[0].add_(omb1 * (g - s[0]))
+        s[1].mul_(beta2).add_(omb2 * (g * g))
+        v = s[1]
+        if variant & AMSGRAD:
+            torch.maximum(s[2], s[1], out=s[2])
+            v = s[2]
+        denom = v.sqrt() / bc2_sqrt + eps
+        w.sub_(step_size * (s[0] / denom))
+
+
+@register
+class Adam(_AdamBase):
+    name = "adam"
+    defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False)
+    decoupled = False
+    torch_equivalent = torch.optim.Adam
+
+
+@register
+class AdamW(_AdamBase):
+    name = "adamw"
+    defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False)
+    decoupled = True
+    torch_equivalent = torch.optim.AdamW

@@ -1,0 +1,167 @@
+"""The Rule contract: what an optimizer computes, on a tile and in plain torch.
+
+A rule is a stateless family object (``AdamW``, ``SGD``, ...). Everything that
+can change between parameter groups or steps lives in a torch-style ``group``
+dict (``lr``, ``betas``, ``weight_decay`` ...), exactly as ``torch.optim``
+keeps it, so ``param_groups`` and lr schedulers work unchanged.
+
+Each rule provides, side by side:
+
+* ``triton_update`` -- a ``@triton.jit`` epilogue
+  ``(g, w, s0, s1, s2, hyper_ptr, VARIANT) -> (w, s0, s1, s2)`` on fp32 tiles.
+  It reads its per-step scalars from ``hyper_ptr`` in the order of
+  ``hyper_names``; ``VARIANT`` is a constexpr bit set of structural options
+  (momentum on/off, centered, nesterov, amsgrad ...).
+* ``reference_update`` -- the same step in plain torch on fp32 tensors: the
+  oracle for every test and the CPU backend.
+
+State tensors sit in three fixed slots (``s0, s1, s2``); ``states(group)``
+says which slots a configuration uses. Hyperparameters that change per step
+(lr, bias corrections, step count) are computed here on the host in double
+precision and reach the kernel as one small device tensor, so an lr schedule
+never recompiles anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import torch
+
+MAX_STATE_SLOTS = 3
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """One optimizer state tensor of a rule.
+
+    name: the torch.optim name (``exp_avg``, ``exp_avg_sq`` ...), used in state dicts.
+    slot: which of the kernel's three state slots carries it.
+    nonnegative: the tensor is >= 0 by construction (second moments); quantized
+        codecs use it to spend their bits on magnitude and to floor the value
+        away from zero.
+    init: initial value (Adagrad's ``initial_accumulator_value``; else 0).
+    """
+
+    name: str
+    slot: int
+    nonnegative: bool = False
+    init: float = 0.0
+
+
+def _check_nonneg(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def _check_beta(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and 0.0 <= value < 1.0):
+        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+
+
+class Rule:
+    """Base class of every optimizer rule (see the module docstring)."""
+
+    name: ClassVar[str]
+    # Paper App. A: 1 = state and weight update tile-local (fully in the epilogue).
+    regime: ClassVar[int] = 1
+    # torch.optim-style defaults; a group must end up with exactly these keys.
+    defaults: ClassVar[dict[str, Any]]
+    hyper_names: ClassVar[tuple[str, ...]]
+    # The @triton.jit epilogue; set by each subclass.
+    triton_update: ClassVar[Any]
+    # The torch.optim class this rule reproduces given the same gradient, if any.
+    torch_equivalent: ClassVar[type[torch.optim.Optimizer] | None] = None
+
+    # ---- configuration -------------------------------------------------
+    def make_group(self, **hparams: Any) -> dict[str, Any]:
+        """Defaults overlaid with ``hparams``; unknown names raise ``TypeError``."""
+        unknown = sorted(set(hparams) - set(self.defaults))
+        if unknown:
+            raise TypeError(
+                f"rule {self.name!r} got unknown hyperparameter(s) {unknown}; "
+                f"it accepts {sorted(self.defaults)}"
+            )
+        group = dict(self.defaults)
+        group.update(hparams)
+        self.validate(group)
+        return group
+
+    def validate(self, group: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` naming the bad hyperparameter."""
+        _check_nonneg("lr", group["lr"])
+        if "weight_decay" in group:
+            _check_nonneg("weight_decay", group["weight_decay"])
+        if "eps" in group:
+            _check_nonneg("eps", group["eps"])
+        if "betas" in group:
+            betas = group["betas"]
+            if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+                raise ValueError(f"betas must be a pair of floats, got {betas!r}")
+            _check_beta("betas[0]", betas[0])
+            _check_beta("betas[1]", betas[1])
+
+    def states(self, group: Mapping[str, Any]) -> tuple[StateSpec, ...]:
+        raise NotImplementedError
+
+    def variant(self, group: Mapping[str, Any]) -> int:
+        """Constexpr bit set of the structural options in ``group``."""
+        return 0
+
+    def affine_in_grad(self, group: Mapping[str, Any]) -> bool:
+        """True when the state update is affine in G (reduce-into-state is exact
+        under data parallelism, paper Prop. 2(iii))."""
+        return False
+
+    # ---- per step --------------------------------------------------------
+    def hyper(self, group: Mapping[str, Any], step: int, scalars: dict[str, float]) -> list[float]:
+        """Per-step scalars in ``hyper_names`` order, computed in double.
+
+        ``step`` counts from 1 (this step included). ``scalars`` is the rule's
+        per-tensor scalar state (e.g. NAdam's ``mu_product``); update it in place.
+        """
+        raise NotImplementedError
+
+    def reference_update(
+        self,
+        g: torch.Tensor,
+        w: torch.Tensor,
+        s: list[torch.Tensor | None],
+        h: list[float],
+        variant: int,
+    ) -> None:
+        """The same step as ``triton_update`` in plain torch, in place on fp32 ``w`` and ``s``."""
+        raise NotImplementedError
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def register(rule_cls: type[Rule]) -> type[Rule]:
+    """Class decorator: add one instance of ``rule_cls`` to the registry."""
+    rule = rule_cls()
+    if rule.name in _REGISTRY:
+        raise ValueError(f"rule {rule.name!r} registered twice")
+    for name, value in (("hyper_names", rule.hyper_names), ("defaults", rule.defaults)):
+        if not value:
+            raise ValueError(f"rule {rule.name!r} declares no {name}")
+    _REGISTRY[rule.name] = rule
+    return rule_cls
+
+
+def get_rule(rule: str | Rule) -> Rule:
+    """The registered rule called ``rule`` (case-insensitive), or ``rule`` itself."""
+    if isinstance(rule, Rule):
+        return rule
+    if not isinstance(rule, str):
+        raise TypeError(f"rule must be a rule name or a Rule, got {type(rule).__name__}")
+    key = rule.lower()
+    if key not in _REGISTRY:
+        raise ValueError(f"unknown rule {rule!r}; available: {available_rules()}")
+    return _REGISTRY[key]
+
+
+def available_rules() -> list[str]:
+    return sorted(_REGISTRY)

@@ -1,0 +1,48 @@
+"""Lion (Chen et al. 2023): sign of an interpolated momentum, decoupled weight decay.
+
+No torch.optim twin; the reference below follows the paper's Algorithm 2
+(as in lucidrains/lion-pytorch): c = beta1 m + (1-beta1) g, w -= lr sign(c),
+m = beta2 m + (1-beta2) g.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import torch
+import triton
+import triton.language as tl
+
+from .base import Rule, StateSpec, register
+
+
+@triton.jit
+def lion_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
+    # h: lr, decay = 1 - lr * weight_decay, beta1, 1-beta1, beta2, 1-beta2
+    c = tl.load(h + 2) * s0 + tl.load(h + 3) * g
+    sign = tl.where(c > 0, 1.0, tl.where(c < 0, -1.0, 0.0))
+    w = w * tl.load(h + 1) - tl.load(h + 0) * sign
+    s0 = tl.load(h + 4) * s0 + tl.load(h + 5) * g
+    return w, s0, s1, s2
+
+
+@register
+class Lion(Rule):
+    name = "lion"
+    defaults = dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0)
+    hyper_names = ("lr", "decay", "beta1", "one_minus_beta1", "beta2", "one_minus_beta2")
+    triton_update = lion_update
+
+    def states(self, group: Mapping[str, Any]) -> tuple[StateSpec, ...]:
+        return (StateSpec("exp_avg", 0),)
+
+    def hyper(self, group: Mapping[str, Any], step: int, scalars: dict[str, float]) -> list[float]:
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        return [lr, 1.0 - lr * group["weight_decay"], beta1, 1.0 - beta1, beta2, 1.0 - beta2]
+
+    def reference_update(self, g, w, s, h, variant):
+        lr, decay, beta1, omb1, beta2, omb2 = h
+        c = beta1 * s[0] + omb1 * g
+        w.mul_(decay).sub_(lr * torch.sign(c))
+        s[0].mul_(beta2).add_(omb2 * g)
