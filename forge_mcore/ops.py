@@ -77,6 +77,8 @@ def fused_wgrad_step(
     state: ForgeParamState,
     hyper: torch.Tensor,
     *,
+    accumulated: torch.Tensor | None = None,
+    grad_scale: torch.Tensor | None = None,
     telemetry: StepTelemetry | None = None,
     backend: str | None = None,
     allow_tf32: bool = False,
@@ -89,21 +91,54 @@ def fused_wgrad_step(
     weight: (out_features, in_features), contiguous; updated in place.
     state: the weight's ``ForgeParamState``; its codes, scales and master update in place.
     hyper: this step's scalars, from ``state.prepare_step(group)``.
+    accumulated: an (out, in) fp32/bf16 partial gradient of earlier micro-batches
+        (from ``accumulate_wgrad``), added to this one before the rule runs.
+    grad_scale: a 1-element fp32 device tensor multiplying the gradient before the
+        rule (clipping coefficient, loss or data-parallel scale); telemetry sees
+        the unscaled gradient.
     telemetry: where to add sum(g^2) and the count of skipped non-finite tiles.
     allow_tf32: let fp32 operands use TF32 tensor cores (off: IEEE fp32 dots).
     config: a fixed tile config instead of the tuned one (benchmarks, tests).
 
     The gradient is never materialized on the Triton path.
     """
-    dy, x = _check_step_args(grad_output, input, weight, state, hyper, telemetry)
-    device = weight.device
-    kind = resolve_backend(device, backend)
+    if not isinstance(weight, torch.Tensor):
+        raise TypeError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
+    dy, x = _check_operands(grad_output, input, tuple(weight.shape))
+    _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy)
+    kind = resolve_backend(weight.device, backend)
     if telemetry is None:
-        telemetry = StepTelemetry.zeros(device)
+        telemetry = StepTelemetry.zeros(weight.device)
     if kind == "triton":
-        _launch_triton(dy, x, weight, state, hyper, telemetry, allow_tf32, config)
+        _launch_triton(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, allow_tf32, config)
     else:
-        _torch_step(dy, x, weight, state, hyper, telemetry, config)
+        _torch_step(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, config)
+    launch_counts[kind] += 1
+
+
+def accumulate_wgrad(
+    grad_output: torch.Tensor,
+    input: torch.Tensor,
+    buffer: torch.Tensor,
+    *,
+    backend: str | None = None,
+    allow_tf32: bool = False,
+    config: TileConfig | None = None,
+) -> None:
+    """``buffer += grad_output^T @ input``: an earlier micro-batch of exact accumulation.
+
+    buffer: (out_features, in_features), contiguous, fp32 or bf16. The sum is
+    formed in fp32 registers; a bf16 buffer is rounded to nearest even once per call.
+    """
+    if not isinstance(buffer, torch.Tensor):
+        raise TypeError(f"buffer must be a torch.Tensor, got {type(buffer).__name__}")
+    dy, x = _check_operands(grad_output, input, tuple(buffer.shape))
+    _check_accumulator("buffer", buffer, buffer.shape, dy)
+    kind = resolve_backend(buffer.device, backend)
+    if kind == "triton":
+        _launch_triton(dy, x, buffer, None, None, None, buffer, None, allow_tf32, config)
+    else:
+        buffer.add_(reference_gradient(dy, x))
     launch_counts[kind] += 1
 
 
@@ -111,14 +146,49 @@ def fused_wgrad_step(
 # validation
 # ---------------------------------------------------------------------------
 
-def _check_step_args(grad_output, input, weight, state, hyper, telemetry):
-    for name, t in (("grad_output", grad_output), ("input", input), ("weight", weight), ("hyper", hyper)):
+def _check_operands(grad_output, input, weight_shape):
+    """Validate dY and X against an (out, in) weight shape; return them flattened to 2-D."""
+    for name, t in (("grad_output", grad_output), ("input", input)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype not in _SUPPORTED_INPUT_DTYPES:
+            raise TypeError(f"{name} dtype {t.dtype} is not supported: use float32 or bfloat16")
+        if t.dim() < 2:
+            raise ValueError(f"{name} needs a token axis and a feature axis, got shape {tuple(t.shape)}")
+    if weight_shape is None or len(weight_shape) != 2:
+        raise ValueError(f"weight must be 2-D (out_features, in_features), got shape {weight_shape}")
+    out_f, in_f = weight_shape
+    if grad_output.shape[-1] != out_f:
+        raise ValueError(f"grad_output has {grad_output.shape[-1]} features, weight has out_features={out_f}")
+    if input.shape[-1] != in_f:
+        raise ValueError(f"input has {input.shape[-1]} features, weight has in_features={in_f}")
+    if grad_output.shape[:-1] != input.shape[:-1]:
+        raise ValueError(
+            f"grad_output and input disagree on the token axes: {tuple(grad_output.shape[:-1])} vs "
+            f"{tuple(input.shape[:-1])}"
+        )
+    if grad_output.dtype != input.dtype:
+        raise TypeError(f"grad_output ({grad_output.dtype}) and input ({input.dtype}) must share a dtype")
+    if grad_output.device != input.device:
+        raise ValueError(f"input is on {input.device} but grad_output is on {grad_output.device}")
+    # Flatten the token axes; reshape copies only when the leading axes cannot be viewed.
+    return grad_output.reshape(-1, out_f), input.reshape(-1, in_f)
+
+
+def _check_accumulator(name, buf, shape, dy):
+    if buf.dtype not in (torch.float32, torch.bfloat16):
+        raise TypeError(f"{name} must be float32 or bfloat16, got {buf.dtype}")
+    if tuple(buf.shape) != tuple(shape) or not buf.is_contiguous():
+        raise ValueError(f"{name} must be a contiguous {tuple(shape)} tensor, got {tuple(buf.shape)}")
+    if buf.device != dy.device:
+        raise ValueError(f"{name} is on {buf.device} but grad_output is on {dy.device}")
+
+
+def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy):
     if not isinstance(state, ForgeParamState):
         raise TypeError(f"state must be a ForgeParamState, got {type(state).__name__}")
-    if weight.dim() != 2:
-        raise ValueError(f"weight must be 2-D (out_features, in_features), got shape {tuple(weight.shape)}")
+    if not isinstance(hyper, torch.Tensor):
+        raise TypeError(f"hyper must be a torch.Tensor, got {type(hyper).__name__}")
     if not weight.is_contiguous():
         raise ValueError("weight must be contiguous (pass a transposed problem instead of a strided weight)")
     if weight.dtype != state.store.weight_dtype:
@@ -126,30 +196,12 @@ def _check_step_args(grad_output, input, weight, state, hyper, telemetry):
             f"weight dtype {weight.dtype} does not match weight_store {state.store.name!r} "
             f"({state.store.weight_dtype}); fp16 weights are not supported, use bf16"
         )
-    out_f, in_f = weight.shape
-    if grad_output.dim() < 2 or input.dim() < 2:
-        raise ValueError(
-            f"grad_output and input need a token axis: got shapes {tuple(grad_output.shape)} and {tuple(input.shape)}"
-        )
-    if grad_output.shape[-1] != out_f:
-        raise ValueError(f"grad_output has {grad_output.shape[-1]} features, weight has out_features={out_f}")
-    if input.shape[-1] != in_f:
-        raise ValueError(f"input has {input.shape[-1]} features, weight has in_features={in_f}")
-    if grad_output.shape[:-1] != input.shape[:-1]:
-        raise ValueError(
-            f"grad_output and input disagree on the token axes: {tuple(grad_output.shape[:-1])} vs {tuple(input.shape[:-1])}"
-        )
-    for name, t in (("grad_output", grad_output), ("input", input)):
-        if t.dtype not in _SUPPORTED_INPUT_DTYPES:
-            raise TypeError(f"{name} dtype {t.dtype} is not supported: use float32 or bfloat16")
-    if grad_output.dtype != input.dtype:
-        raise TypeError(f"grad_output ({grad_output.dtype}) and input ({input.dtype}) must share a dtype")
-    tensors = {"grad_output": grad_output, "input": input, "hyper": hyper}
+    shape = tuple(weight.shape)
+    tensors = {"grad_output": dy, "hyper": hyper}
     if state.master is not None:
         tensors["state.master"] = state.master
-    for slot in state.slots:
-        if slot is not None:
-            tensors["state"] = slot.data
+    for spec in state.specs:
+        tensors[f"state {spec.name!r}"] = state.slots[spec.slot].data
     if telemetry is not None:
         tensors["telemetry.sumsq"] = telemetry.sumsq
         tensors["telemetry.nonfinite_tiles"] = telemetry.nonfinite_tiles
@@ -158,70 +210,126 @@ def _check_step_args(grad_output, input, weight, state, hyper, telemetry):
             raise ValueError(f"{name} is on {t.device} but weight is on {weight.device}")
     for spec in state.specs:
         slot = state.slots[spec.slot]
-        if tuple(slot.data.shape) != (out_f, in_f):
-            raise ValueError(f"state {spec.name!r} has shape {tuple(slot.data.shape)}, weight {tuple(weight.shape)}")
-    if state.master is not None and tuple(state.master.shape) != (out_f, in_f):
-        raise ValueError(f"state.master has shape {tuple(state.master.shape)}, weight {tuple(weight.shape)}")
-    if hyper.dtype != torch.float32 or hyper.shape != (state.seed_index + 1,):
+        if tuple(slot.data.shape) != shape:
+            raise ValueError(f"state {spec.name!r} has shape {tuple(slot.data.shape)}, weight {shape}")
+    if state.master is not None and tuple(state.master.shape) != shape:
+        raise ValueError(f"state.master has shape {tuple(state.master.shape)}, weight {shape}")
+    if hyper.dtype != torch.float32 or tuple(hyper.shape) != (state.seed_index + 1,):
         raise ValueError(
             f"hyper must be the fp32 vector from state.prepare_step() ({state.seed_index + 1} values), "
             f"got {hyper.dtype} of shape {tuple(hyper.shape)}"
         )
+    if grad_scale is not None:
+        if (not isinstance(grad_scale, torch.Tensor) or grad_scale.dtype != torch.float32
+                or grad_scale.numel() != 1 or grad_scale.device != weight.device):
+            raise ValueError(f"grad_scale must be a 1-element float32 tensor on {weight.device}")
+    if accumulated is not None:
+        if not isinstance(accumulated, torch.Tensor):
+            raise TypeError(f"accumulated must be a torch.Tensor, got {type(accumulated).__name__}")
+        _check_accumulator("accumulated", accumulated, shape, dy)
     if telemetry is not None:
         if telemetry.sumsq.dtype != torch.float32 or telemetry.sumsq.numel() != 1:
             raise ValueError("telemetry.sumsq must be a 1-element float32 tensor")
         if telemetry.nonfinite_tiles.dtype != torch.int32 or telemetry.nonfinite_tiles.numel() != 1:
             raise ValueError("telemetry.nonfinite_tiles must be a 1-element int32 tensor")
-    # Flatten the token axes; reshape copies only when the leading axes cannot be viewed.
-    return grad_output.reshape(-1, out_f), input.reshape(-1, in_f)
 
 
 # ---------------------------------------------------------------------------
 # Triton backend
 # ---------------------------------------------------------------------------
 
-# (shape, dtypes, rule, variant, codec, store) -> tuned TileConfig
+# (mode, shape, BT bucket, dtypes, rule, variant, codec, store) -> tuned TileConfig
 _tuned: dict[tuple, TileConfig] = {}
 
 
-def _launch_triton(dy, x, weight, state, hyper, telemetry, allow_tf32, config):
-    from .kernels.fused_wgrad import fused_wgrad_step_kernel
+def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf32: bool,
+                       accum: torch.Tensor | None, grad_scale: torch.Tensor | None) -> dict:
+    """Everything the kernel is specialized on. Per-step values never appear here."""
+    from .codecs.plain import FP32Codec
+    from .codecs.weight import FP32Store
+    from .kernels.fused_wgrad import MODE_ACCUMULATE, MODE_STEP
+    from .rules.sgd import sgd_update
 
-    M, N = weight.shape
-    K = dy.shape[0]
     fp32_dots = dy.dtype == torch.float32
-    precision = "tf32" if (not fp32_dots or allow_tf32) else "ieee"
+    common = dict(
+        DOT_PRECISION="tf32" if (not fp32_dots or allow_tf32) else "ieee",
+        WIDEN_BF16=dy.dtype == torch.bfloat16 and interpreter_active(),
+        HAS_ACCUM=accum is not None, ACCUM_BF16=accum is not None and accum.dtype == torch.bfloat16,
+        HAS_GRAD_SCALE=grad_scale is not None,
+    )
+    if state is None:  # accumulate only: the step's functions are compiled out
+        return dict(
+            common, MODE=MODE_ACCUMULATE, UPDATE=sgd_update, VARIANT=0,
+            STATE_LOAD=FP32Codec.triton_load, STATE_STORE=FP32Codec.triton_store,
+            HAS_S0=False, HAS_S1=False, HAS_S2=False, NONNEG_S0=False, NONNEG_S1=False, NONNEG_S2=False,
+            WEIGHT_LOAD=FP32Store.triton_load, WEIGHT_STORE=FP32Store.triton_store, SEED_INDEX=0,
+        )
     slots = state.slots
-    dummy = weight  # stands in for absent pointers; never dereferenced
-
-    def ptrs(i):
-        s = slots[i]
-        if s is None:
-            return dummy, dummy
-        return s.data, (s.scale if s.scale is not None else dummy)
-
-    constexprs = dict(
-        UPDATE=state.rule.triton_update, VARIANT=state.variant,
+    return dict(
+        common, MODE=MODE_STEP, UPDATE=state.rule.triton_update, VARIANT=state.variant,
         STATE_LOAD=state.codec.triton_load, STATE_STORE=state.codec.triton_store,
         HAS_S0=slots[0] is not None, HAS_S1=slots[1] is not None, HAS_S2=slots[2] is not None,
         NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
         NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
-        WEIGHT_LOAD=state.store.triton_load, WEIGHT_STORE=state.store.triton_store,
-        SEED_INDEX=state.seed_index, DOT_PRECISION=precision,
-        WIDEN_BF16=dy.dtype == torch.bfloat16 and interpreter_active(),
+        WEIGHT_LOAD=state.store.triton_load, WEIGHT_STORE=state.store.triton_store, SEED_INDEX=state.seed_index,
     )
-    NB = state.codec.scale_blocks(N)
 
-    def launch(cfg, dy_, x_, w_, master_, s_ptrs, hyper_, sumsq_, bad_, M_):
+
+@dataclass
+class _Operands:
+    """The mutable tensors of one launch (swapped for scratch copies while tuning)."""
+
+    weight: torch.Tensor
+    master: torch.Tensor | None
+    states: list[tuple[torch.Tensor, torch.Tensor] | None]
+    accum: torch.Tensor | None
+    sumsq: torch.Tensor
+    nonfinite: torch.Tensor
+
+    def scratch(self, rows: int) -> "_Operands":
+        def cut(t):
+            return t[:rows].clone() if t is not None else None
+
+        return _Operands(
+            cut(self.weight), cut(self.master),
+            [(cut(p[0]), cut(p[1])) if p is not None else None for p in self.states],
+            cut(self.accum), self.sumsq.clone(), self.nonfinite.clone(),
+        )
+
+
+def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, allow_tf32, config):
+    """Launch the kernel in step mode (``state`` given) or accumulate mode (``state`` None;
+    ``weight`` is then the accumulation buffer)."""
+    from .kernels.fused_wgrad import fused_wgrad_step_kernel
+
+    M, N = weight.shape
+    K = dy.shape[0]
+    constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale)
+    NB = state.codec.scale_blocks(N) if state is not None else 0
+    if telemetry is None:
+        telemetry = StepTelemetry.zeros(weight.device)
+    ops_ = _Operands(
+        weight, state.master if state is not None else None,
+        [((s.data, s.scale) if s is not None else None) for s in state.slots] if state is not None else [None] * 3,
+        accum, telemetry.sumsq, telemetry.nonfinite_tiles,
+    )
+    hyper = hyper if hyper is not None else telemetry.sumsq  # never read in accumulate mode
+
+    def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
+        dummy = o.weight  # stands in for absent pointers; never dereferenced
+        state_ptrs = []
+        for pair in o.states:
+            data, scale = pair if pair is not None else (None, None)
+            state_ptrs += [data if data is not None else dummy, scale if scale is not None else dummy]
         args = (
-            dy_, x_, w_, master_ if master_ is not None else w_,
-            *s_ptrs[0], *s_ptrs[1], *s_ptrs[2],
-            hyper_, sumsq_, bad_,
-            M_, N, K, NB, dy_.stride(0), dy_.stride(1), x_.stride(0), x_.stride(1),
+            dy_, x, o.weight, o.master if o.master is not None else dummy, *state_ptrs,
+            hyper, o.sumsq, o.nonfinite, o.accum if o.accum is not None else dummy,
+            grad_scale if grad_scale is not None else o.sumsq,
+            rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
         if launch_observer is not None:
             launch_observer(cfg, tuple(a for a in args if not isinstance(a, torch.Tensor)), constexprs)
-        grid = (triton_cdiv(M_, cfg.block_m) * triton_cdiv(N, cfg.block_n),)
+        grid = (triton_cdiv(rows, cfg.block_m) * triton_cdiv(N, cfg.block_n),)
         fused_wgrad_step_kernel[grid](
             *args, **constexprs,
             BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
@@ -229,31 +337,12 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, allow_tf32, config):
         )
 
     if config is None:
-        config = _select_config(dy, x, weight, state, hyper, launch)
-    launch(config, dy, x, weight, state.master, [ptrs(0), ptrs(1), ptrs(2)], hyper,
-           telemetry.sumsq, telemetry.nonfinite_tiles, M)
+        config = _select_config(dy, weight, state, accum, launch, ops_)
+    launch(config, ops_, M, dy)
 
 
 def triton_cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def _select_config(dy, x, weight, state, hyper, launch) -> TileConfig:
-    if interpreter_active():
-        return INTERPRETER_CONFIG
-    M, N = weight.shape
-    K = dy.shape[0]
-    key = (M, N, 1 << max(K - 1, 0).bit_length(), dy.dtype, weight.dtype, state.rule.name,
-           state.variant, state.codec.name, state.store.name)
-    if key in _tuned:
-        return _tuned[key]
-    candidates = prune_configs(CONFIGS, M, N, K, dy.element_size())
-    if len(candidates) > 1:
-        best = _time_candidates(candidates, dy, x, weight, state, hyper, launch)
-    else:
-        best = candidates[0]
-    _tuned[key] = best
-    return best
 
 
 # The tuner times candidates on scratch copies of (at most) this many rows of
@@ -262,34 +351,40 @@ def _select_config(dy, x, weight, state, hyper, launch) -> TileConfig:
 _TUNE_MAX_ROWS = 8192
 
 
-def _time_candidates(candidates, dy, x, weight, state, hyper, launch) -> TileConfig:
-    import triton
+def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> TileConfig:
+    if interpreter_active():
+        return INTERPRETER_CONFIG
+    M, N = weight.shape
+    K = dy.shape[0]
+    key = (
+        "step" if state is not None else "accumulate", M, N, 1 << max(K - 1, 0).bit_length(), dy.dtype,
+        weight.dtype, accum.dtype if accum is not None else None,
+        *((state.rule.name, state.variant, state.codec.name, state.store.name) if state is not None else ()),
+    )
+    if key in _tuned:
+        return _tuned[key]
+    candidates = prune_configs(CONFIGS, M, N, K, dy.element_size())
+    best = candidates[0]
+    if len(candidates) > 1:
+        import triton
 
-    rows = min(weight.shape[0], _TUNE_MAX_ROWS)
-    w = weight[:rows].clone()
-    master = state.master[:rows].clone() if state.master is not None else None
-    s_ptrs = []
-    for s in state.slots:
-        if s is None:
-            s_ptrs.append((w, w))
-        else:
-            s_ptrs.append((s.data[:rows].clone(), s.scale[:rows].clone() if s.scale is not None else w))
-    dy_ = dy[:, :rows]
-    sumsq = torch.zeros(1, dtype=torch.float32, device=w.device)
-    bad = torch.zeros(1, dtype=torch.int32, device=w.device)
-    timings = {}
-    for cfg in candidates:
-        try:
-            timings[cfg] = triton.testing.do_bench(
-                lambda: launch(cfg, dy_, x, w, master, s_ptrs, hyper, sumsq, bad, rows),
-                warmup=5, rep=20, return_mode="median",
-            )
-        except Exception as exc:  # out of resources on this device: not a candidate here
-            if "resources" not in str(exc).lower() and "shared memory" not in str(exc).lower():
-                raise
-    if not timings:
-        raise RuntimeError(f"no tile config could launch for weight {tuple(weight.shape)}")
-    return min(timings, key=timings.get)
+        rows = min(M, _TUNE_MAX_ROWS)
+        scratch = operands.scratch(rows)
+        dy_rows = dy[:, :rows]
+        timings = {}
+        for cfg in candidates:
+            try:
+                timings[cfg] = triton.testing.do_bench(
+                    lambda: launch(cfg, scratch, rows, dy_rows), warmup=5, rep=20, return_mode="median"
+                )
+            except Exception as exc:  # out of resources on this device: not a candidate here
+                if "resources" not in str(exc).lower() and "shared memory" not in str(exc).lower():
+                    raise
+        if not timings:
+            raise RuntimeError(f"no tile config could launch for a {M}x{N} weight")
+        best = min(timings, key=timings.get)
+    _tuned[key] = best
+    return best
 
 
 def tuned_configs() -> dict[tuple, TileConfig]:
@@ -321,15 +416,19 @@ def _expand_tiles(ok_tiles: torch.Tensor, tile: tuple[int, int], rows: int, cols
 
 
 @torch.no_grad()
-def _torch_step(dy, x, weight, state, hyper, telemetry, config):
+def _torch_step(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, config):
     tile = (config.block_m, config.block_n) if config is not None else TORCH_BACKEND_TILE
     M, N = weight.shape
     g = reference_gradient(dy, x)
+    if accumulated is not None:
+        g = accumulated.float() + g
     ok_tiles = tile_ok_mask(g, tile)
     ok = _expand_tiles(ok_tiles, tile, M, N)
     g = torch.where(ok, g, torch.zeros((), device=g.device))
     telemetry.sumsq += (g * g).sum()
     telemetry.nonfinite_tiles += (~ok_tiles).sum().to(torch.int32)
+    if grad_scale is not None:
+        g = g * grad_scale
 
     h = hyper.tolist()
     w = state.store.load(weight, state.master)

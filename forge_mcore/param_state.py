@@ -112,6 +112,44 @@ class ForgeParamState:
         """The decoded fp32 value of each state, by its torch.optim name."""
         return {spec.name: self.codec.decode(self.slots[spec.slot]) for spec in self.specs}
 
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue bit-identically: encoded states as stored
+        (codes and scales, not re-encoded), master, step, scalar state, seed."""
+        return {
+            "rule": self.rule.name, "state_dtype": self.codec.name, "weight_store": self.store.name,
+            "step": self.step, "scalars": dict(self.scalars), "base_seed": self.base_seed,
+            "states": {
+                spec.name: {"data": self.slots[spec.slot].data, "scale": self.slots[spec.slot].scale}
+                for spec in self.specs
+            },
+            "master": self.master,
+        }
+
+    def load_state_dict(self, sd: Mapping[str, Any]) -> None:
+        """Copy ``sd`` (from ``state_dict()``) into this state; everything is checked first."""
+        for key, mine in (("rule", self.rule.name), ("state_dtype", self.codec.name),
+                          ("weight_store", self.store.name)):
+            if sd.get(key) != mine:
+                raise ValueError(f"state_dict has {key}={sd.get(key)!r}, this state uses {mine!r}")
+        names = {spec.name for spec in self.specs}
+        if set(sd["states"]) != names:
+            raise ValueError(f"state_dict holds states {sorted(sd['states'])}, this rule needs {sorted(names)}")
+        pairs = []
+        for spec in self.specs:
+            slot, saved = self.slots[spec.slot], sd["states"][spec.name]
+            pairs.append((slot.data, saved["data"], f"{spec.name}.data"))
+            if slot.scale is not None:
+                pairs.append((slot.scale, saved["scale"], f"{spec.name}.scale"))
+        if self.master is not None:
+            pairs.append((self.master, sd["master"], "master"))
+        for dst, src, name in pairs:
+            if not isinstance(src, torch.Tensor) or src.shape != dst.shape or src.dtype != dst.dtype:
+                raise ValueError(f"state_dict entry {name} does not match: expected {dst.dtype} {tuple(dst.shape)}")
+        with torch.no_grad():
+            for dst, src, _ in pairs:
+                dst.copy_(src)
+        self.step, self.scalars, self.base_seed = int(sd["step"]), dict(sd["scalars"]), int(sd["base_seed"])
+
     @property
     def nbytes(self) -> int:
         """Bytes of optimizer state (encoded states plus the fp32 master, if any)."""

@@ -10,6 +10,17 @@ functions, so there is one kernel body and the compiler specializes it per
 combination. Per-step scalars (lr, bias corrections, the stochastic-rounding
 seed) are read from a device tensor: changing them never recompiles.
 
+Two modes share the main loop (``MODE``):
+
+* ``MODE_STEP``: the fused step above. With ``HAS_ACCUM`` the tile of an earlier
+  partial gradient (``accum_ptr``, fp32 or bf16, out x in) is added to the
+  register tile first: the last micro-batch of an exact accumulation.
+* ``MODE_ACCUMULATE``: ``accum += dY^T X`` and nothing else (the earlier
+  micro-batches; the weight and state are not touched).
+
+``HAS_GRAD_SCALE`` multiplies the gradient by a device scalar before the rule
+(a clipping coefficient, a loss or data-parallel scale) without a recompile.
+
 Side outputs, for telemetry and the non-finite guard: each finished tile adds
 its sum of g^2 to ``sumsq_ptr`` (one fp32 atomic), and a tile whose gradient
 holds a NaN or Inf adds 1 to ``nonfinite_ptr`` and writes nothing else, so its
@@ -19,7 +30,10 @@ weight and state stay bit-identical. No host synchronisation is involved.
 import triton
 import triton.language as tl
 
-from .tl_bits import bf16_to_f32
+from .tl_bits import bf16_to_f32, f32_to_bf16_rne
+
+MODE_STEP = 0
+MODE_ACCUMULATE = 1
 
 
 @triton.jit
@@ -42,7 +56,7 @@ def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.co
 def fused_wgrad_step_kernel(
     dy_ptr, x_ptr, w_ptr, master_ptr,
     s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr,
-    hyper_ptr, sumsq_ptr, nonfinite_ptr,
+    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum_ptr, grad_scale_ptr,
     M, N, K, NB,
     stride_dyk, stride_dym, stride_xk, stride_xn,
     UPDATE: tl.constexpr, VARIANT: tl.constexpr,
@@ -51,6 +65,7 @@ def fused_wgrad_step_kernel(
     NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
     WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
     DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
+    MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
@@ -75,34 +90,50 @@ def fused_wgrad_step_kernel(
         dy_ptrs += BLOCK_K * stride_dyk
         x_ptrs += BLOCK_K * stride_xk
 
-    # ---- non-finite guard: a bad tile writes nothing but its count ----------
-    # (masked rows/columns accumulated zeros, so they never trip it)
-    finite = (acc == acc) & (tl.abs(acc) < float("inf"))
-    n_bad = tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
-    if n_bad > 0:
-        tl.atomic_add(nonfinite_ptr, 1)
-    else:
-        tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc * acc, axis=1), axis=0))
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    w_offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
+    if HAS_ACCUM:
+        if ACCUM_BF16:
+            acc += bf16_to_f32(tl.load(accum_ptr + w_offs, mask=mask, other=0.0))
+        else:
+            acc += tl.load(accum_ptr + w_offs, mask=mask, other=0.0)
 
-        # ---- epilogue: load weight + state tiles, apply the rule, store ----
-        mask = (rm[:, None] < M) & (rn[None, :] < N)
-        w_offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
-        w = WEIGHT_LOAD(w_ptr, master_ptr, w_offs, mask)
-        s0 = acc
-        s1 = acc
-        s2 = acc
-        if HAS_S0:
-            s0 = STATE_LOAD(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, NONNEG_S0)
-        if HAS_S1:
-            s1 = STATE_LOAD(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, NONNEG_S1)
-        if HAS_S2:
-            s2 = STATE_LOAD(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, NONNEG_S2)
-        w, s0, s1, s2 = UPDATE(acc, w, s0, s1, s2, hyper_ptr, VARIANT)
-        seed = tl.load(hyper_ptr + SEED_INDEX).to(tl.int32)
-        WEIGHT_STORE(w_ptr, master_ptr, w_offs, mask, w, seed)
-        if HAS_S0:
-            STATE_STORE(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, s0, NONNEG_S0)
-        if HAS_S1:
-            STATE_STORE(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, s1, NONNEG_S1)
-        if HAS_S2:
-            STATE_STORE(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, s2, NONNEG_S2)
+    if MODE == 1:
+        # ---- accumulate only: an earlier micro-batch of exact accumulation ----
+        if ACCUM_BF16:
+            tl.store(accum_ptr + w_offs, f32_to_bf16_rne(acc), mask=mask)
+        else:
+            tl.store(accum_ptr + w_offs, acc, mask=mask)
+    else:
+        # ---- non-finite guard: a bad tile writes nothing but its count ------
+        # (masked rows/columns accumulated zeros, so they never trip it)
+        finite = (acc == acc) & (tl.abs(acc) < float("inf"))
+        n_bad = tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
+        if n_bad > 0:
+            tl.atomic_add(nonfinite_ptr, 1)
+        else:
+            # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
+            tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc * acc, axis=1), axis=0))
+            if HAS_GRAD_SCALE:
+                acc = acc * tl.load(grad_scale_ptr)
+
+            # ---- epilogue: load weight + state tiles, apply the rule, store ----
+            w = WEIGHT_LOAD(w_ptr, master_ptr, w_offs, mask)
+            s0 = acc
+            s1 = acc
+            s2 = acc
+            if HAS_S0:
+                s0 = STATE_LOAD(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, NONNEG_S0)
+            if HAS_S1:
+                s1 = STATE_LOAD(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, NONNEG_S1)
+            if HAS_S2:
+                s2 = STATE_LOAD(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, NONNEG_S2)
+            w, s0, s1, s2 = UPDATE(acc, w, s0, s1, s2, hyper_ptr, VARIANT)
+            seed = tl.load(hyper_ptr + SEED_INDEX).to(tl.int32)
+            WEIGHT_STORE(w_ptr, master_ptr, w_offs, mask, w, seed)
+            if HAS_S0:
+                STATE_STORE(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, s0, NONNEG_S0)
+            if HAS_S1:
+                STATE_STORE(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, s1, NONNEG_S1)
+            if HAS_S2:
+                STATE_STORE(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, s2, NONNEG_S2)

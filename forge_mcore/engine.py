@@ -1,0 +1,294 @@
+"""The engine behind every placement: groups, managed weights, telemetry, micro-batches.
+
+Placements (``nn.ForgeLinear``, the megatron linears, later the coordinator)
+only call ``engine.backward(handle, dY, X)`` from their autograd backward; the
+object the user steps (``patch()``'s optimizer, the megatron optimizer member)
+calls ``engine.step()``. Everything in between lives here, once:
+
+* hyperparameter groups in torch's format (``param_groups``), read when each
+  backward starts, so ``torch.optim.lr_scheduler`` works unchanged;
+* one ``ForgeParamState`` per managed 2-D weight (a linear weight, one expert of
+  a 3-D expert tensor, a bias seen as an (out, 1) matrix);
+* per-tensor telemetry: sum of g^2 and non-finite tiles, on device, no sync;
+* exact gradient accumulation over micro-batches: micro-batches 1..n-1 add
+  dY^T X into an fp32 or bf16 buffer, micro-batch n runs the fused step on
+  buffer + its own dY^T X (the mechanism pipeline schedules reuse);
+* the deferred mode (regime 4): every gradient is materialized during backward
+  and stepped at ``step()`` with a global scale -- exact global-norm clipping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import torch
+
+from . import ops
+from .param_state import ForgeParamState
+from .rules import Rule, get_rule
+
+ACCUMULATION_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+@dataclass(eq=False)
+class ManagedWeight:
+    """One fused 2-D weight: where it lives, its state, its group, its telemetry slot.
+
+    weight: the (out, in) contiguous tensor the kernel updates (a view of the
+        parameter: the parameter itself, one expert of a 3-D tensor, or a bias
+        viewed as (out, 1)).
+    param: the ``nn.Parameter`` it belongs to (what state dicts and users see).
+    transposed: the parameter stores W^T (HF GPT-2 ``Conv1D``); the backward then
+        passes (X, dY) instead of (dY, X) so the kernel steps W^T directly.
+    step_when_unused: apply the gradient-free part of the rule at ``step()`` if no
+        backward reached this weight (an expert no token was routed to; paper Remark 1).
+    """
+
+    name: str
+    weight: torch.Tensor
+    param: torch.nn.Parameter
+    state: ForgeParamState
+    group: dict
+    index: int
+    transposed: bool = False
+    step_when_unused: bool = False
+    accum: torch.Tensor | None = None
+    micro_batches: int = 0
+    stepped_iteration: int = -1
+    prepared_iteration: int = -1
+    hyper: torch.Tensor | None = field(default=None, repr=False)
+
+
+class ForgeEngine:
+    """Owns the fused weights of one model (see the module docstring).
+
+    rule, state_dtype, weight_store: as ``ForgeParamState.create``.
+    grad_accumulation: micro-batches per optimizer step (1: step in every backward).
+    accumulation_dtype: ``"fp32"`` or ``"bf16"`` buffer for micro-batches 1..n-1.
+    deferred: materialize every gradient during backward and step at ``step()``
+        (regime 4: needed by exact global-norm clipping).
+    on_nonfinite: ``"skip"`` (count skipped tiles) or ``"raise"`` at ``step()``.
+    """
+
+    def __init__(
+        self,
+        rule: str | Rule = "adamw",
+        state_dtype: str = "bf16",
+        weight_store: str | None = None,
+        *,
+        grad_accumulation: int = 1,
+        accumulation_dtype: str = "fp32",
+        deferred: bool = False,
+        on_nonfinite: str = "skip",
+        allow_tf32: bool = False,
+        backend: str | None = None,
+    ) -> None:
+        self.rule = get_rule(rule)
+        self.state_dtype = state_dtype
+        self.weight_store = weight_store
+        if not isinstance(grad_accumulation, int) or grad_accumulation < 1:
+            raise ValueError(f"grad_accumulation must be an int >= 1, got {grad_accumulation!r}")
+        if accumulation_dtype not in ACCUMULATION_DTYPES:
+            raise ValueError(f"accumulation_dtype must be one of {sorted(ACCUMULATION_DTYPES)}, got {accumulation_dtype!r}")
+        if on_nonfinite not in ("skip", "raise"):
+            raise ValueError(f"on_nonfinite must be 'skip' or 'raise', got {on_nonfinite!r}")
+        self.grad_accumulation = grad_accumulation
+        self.accumulation_dtype = accumulation_dtype
+        self.deferred = deferred
+        self.on_nonfinite = on_nonfinite
+        self.allow_tf32 = allow_tf32
+        self.backend = backend
+        self.param_groups: list[dict[str, Any]] = []
+        self.managed: list[ManagedWeight] = []
+        self.iteration = 0
+        self._sumsq: torch.Tensor | None = None
+        self._nonfinite: torch.Tensor | None = None
+        self.grad_scale: torch.Tensor | None = None  # set by a clipping mode
+        self.last_sumsq: torch.Tensor | None = None
+        self.last_nonfinite: torch.Tensor | None = None
+
+    # ---- registration --------------------------------------------------------
+    def add_param_group(self, hparams: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A new torch-style group (rule defaults overlaid with ``hparams``); weights join it via ``manage``."""
+        group = self.rule.make_group(**(hparams or {}))
+        group["params"] = []
+        self.param_groups.append(group)
+        return group
+
+    def manage(
+        self,
+        name: str,
+        weight: torch.Tensor,
+        param: torch.nn.Parameter,
+        group: dict[str, Any],
+        *,
+        transposed: bool = False,
+        step_when_unused: bool = False,
+        weight_store: str | None = None,
+    ) -> ManagedWeight:
+        """Allocate optimizer state for ``weight`` (2-D, contiguous) and return its handle."""
+        if group not in self.param_groups:
+            raise ValueError("group must come from add_param_group()")
+        if weight.dim() != 2 or not weight.is_contiguous():
+            raise ValueError(f"{name}: a managed weight must be a contiguous 2-D tensor, got {tuple(weight.shape)}")
+        if self._sumsq is not None:
+            raise RuntimeError("manage() after the first backward: register every weight before training starts")
+        hparams = {k: v for k, v in group.items() if k != "params"}
+        state = ForgeParamState.create(weight, self.rule, hparams, self.state_dtype,
+                                       weight_store or self.weight_store)
+        handle = ManagedWeight(name, weight, param, state, group, len(self.managed), transposed, step_when_unused)
+        self.managed.append(handle)
+        if not any(p is param for p in group["params"]):
+            group["params"].append(param)
+        return handle
+
+    def _telemetry(self, handle: ManagedWeight) -> ops.StepTelemetry:
+        if self._sumsq is None:
+            device = self.managed[0].weight.device
+            self._sumsq = torch.zeros(len(self.managed), dtype=torch.float32, device=device)
+            self._nonfinite = torch.zeros(len(self.managed), dtype=torch.int32, device=device)
+        i = handle.index
+        return ops.StepTelemetry(self._sumsq[i: i + 1], self._nonfinite[i: i + 1])
+
+    # ---- the backward hook -----------------------------------------------------
+    def backward(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor) -> None:
+        """Consume dY and X for ``handle``: step, accumulate, or (deferred) materialize.
+
+        Call it after dX = dY W has been computed from the pre-update weight.
+        """
+        if handle.transposed:
+            grad_output, input = input, grad_output
+        if handle.stepped_iteration == self.iteration and not self.deferred:
+            raise RuntimeError(
+                f"{handle.name}: a second backward reached this fused weight before optimizer.step(); "
+                "its update already happened. For gradient accumulation over micro-batches pass "
+                "grad_accumulation=<micro-batches> (exact accumulation); a weight used twice per "
+                "forward must not be fused"
+            )
+        handle.micro_batches += 1
+        last = handle.micro_batches == self.grad_accumulation
+        if self.deferred or not last:
+            if handle.accum is None:
+                dtype = torch.float32 if self.deferred else ACCUMULATION_DTYPES[self.accumulation_dtype]
+                handle.accum = torch.zeros(handle.weight.shape, dtype=dtype, device=handle.weight.device)
+            ops.accumulate_wgrad(grad_output, input, handle.accum, backend=self.backend, allow_tf32=self.allow_tf32)
+            if last:
+                handle.stepped_iteration = self.iteration  # deferred: the step runs in step()
+            return
+        self._fused_step(handle, grad_output, input)
+
+    def bias_backward(self, handle: ManagedWeight, grad_output: torch.Tensor) -> None:
+        """A bias seen as an (out, 1) weight: its gradient is dY^T 1."""
+        dy = grad_output.reshape(-1, grad_output.shape[-1])
+        ones = torch.ones((), dtype=dy.dtype, device=dy.device).expand(dy.shape[0], 1)
+        self.backward(handle, dy, ones)
+
+    def _prepare(self, handle: ManagedWeight) -> torch.Tensor:
+        if handle.prepared_iteration != self.iteration:
+            handle.hyper = handle.state.prepare_step(handle.group)
+            handle.prepared_iteration = self.iteration
+        return handle.hyper
+
+    def _fused_step(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor) -> None:
+        ops.fused_wgrad_step(
+            grad_output, input, handle.weight, handle.state, self._prepare(handle),
+            accumulated=handle.accum, grad_scale=self.grad_scale, telemetry=self._telemetry(handle),
+            backend=self.backend, allow_tf32=self.allow_tf32,
+        )
+        handle.accum = None
+        handle.stepped_iteration = self.iteration
+
+    def _empty_operands(self, handle: ManagedWeight) -> tuple[torch.Tensor, torch.Tensor]:
+        out_f, in_f = handle.weight.shape
+        dtype = torch.float32 if handle.weight.dtype == torch.float32 else torch.bfloat16
+        empty = torch.empty(0, dtype=dtype, device=handle.weight.device)
+        return empty.view(0, 1).expand(0, out_f), empty.view(0, 1).expand(0, in_f)
+
+    # ---- the optimizer step ------------------------------------------------------
+    def step(self) -> None:
+        """Finish the iteration: run deferred steps, the gradient-free steps of unused
+        weights that ask for them, check accumulation and the non-finite guard."""
+        pending = [h for h in self.managed if 0 < h.micro_batches < self.grad_accumulation]
+        if pending:
+            raise RuntimeError(
+                f"optimizer.step() after {pending[0].micro_batches} of {self.grad_accumulation} micro-batches "
+                f"for {[h.name for h in pending[:3]]}: run every micro-batch's backward first "
+                "(grad_accumulation counts them)"
+            )
+        for handle in self.managed:
+            if self.deferred and handle.accum is not None:
+                self._fused_step(handle, *self._empty_operands(handle))
+            elif handle.stepped_iteration != self.iteration and handle.step_when_unused:
+                self._fused_step(handle, *self._empty_operands(handle))
+            handle.micro_batches = 0
+        if self._sumsq is not None:
+            self.last_sumsq = self._sumsq.clone()
+            self.last_nonfinite = self._nonfinite.clone()
+            self._sumsq.zero_()
+            self._nonfinite.zero_()
+            if self.on_nonfinite == "raise":
+                bad = self.nonfinite_report()
+                if bad:
+                    raise FloatingPointError(
+                        f"non-finite gradients in {len(bad)} fused weight(s), tiles skipped: {dict(list(bad.items())[:5])}"
+                    )
+        self.iteration += 1
+
+    # ---- telemetry -------------------------------------------------------------
+    def grad_sumsq(self, current: bool = True) -> torch.Tensor:
+        """Sum of g^2 over every fused weight: of the backward in progress
+        (``current``) or of the last finished step. A device scalar, no sync."""
+        src = self._sumsq if current else self.last_sumsq
+        if src is None:
+            device = self.managed[0].weight.device if self.managed else "cpu"
+            return torch.zeros((), device=device)
+        return src.sum()
+
+    def materialized_sumsq(self) -> torch.Tensor:
+        """Deferred mode: sum of g^2 over the gradients materialized so far (device scalar)."""
+        total = torch.zeros((), dtype=torch.float32, device=self.managed[0].weight.device)
+        for h in self.managed:
+            if h.accum is not None:
+                total += h.accum.float().pow(2).sum()
+        return total
+
+    def per_tensor_norms(self, current: bool = False) -> dict[str, float]:
+        """{name: ||g||_2} of the last finished step (host sync)."""
+        src = self._sumsq if current else self.last_sumsq
+        if src is None:
+            return {}
+        return {h.name: v for h, v in zip(self.managed, src.sqrt().tolist())}
+
+    def nonfinite_report(self) -> dict[str, int]:
+        """{name: tiles skipped} of the last finished step, non-zero entries only (host sync)."""
+        if self.last_nonfinite is None:
+            return {}
+        return {h.name: n for h, n in zip(self.managed, self.last_nonfinite.tolist()) if n}
+
+    # ---- accounting and persistence -----------------------------------------------
+    def params(self) -> Iterable[torch.nn.Parameter]:
+        seen: set[int] = set()
+        for h in self.managed:
+            if id(h.param) not in seen:
+                seen.add(id(h.param))
+                yield h.param
+
+    def gradient_bytes_saved(self) -> int:
+        """Bytes a standard backward would have allocated for these weights' gradients."""
+        return sum(h.weight.numel() * h.param.element_size() for h in self.managed)
+
+    def state_nbytes(self) -> int:
+        return sum(h.state.nbytes for h in self.managed)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"iteration": self.iteration, "weights": {h.name: h.state.state_dict() for h in self.managed}}
+
+    def load_state_dict(self, sd: dict[str, Any]) -> None:
+        names = {h.name for h in self.managed}
+        if set(sd["weights"]) != names:
+            missing, extra = sorted(names - set(sd["weights"])), sorted(set(sd["weights"]) - names)
+            raise ValueError(f"FORGE state_dict does not match: missing {missing[:5]}, unexpected {extra[:5]}")
+        for h in self.managed:
+            h.state.load_state_dict(sd["weights"][h.name])
+        self.iteration = int(sd["iteration"])

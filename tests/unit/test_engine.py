@@ -1,0 +1,158 @@
+"""ForgeEngine: groups, micro-batch accumulation, deferred steps, telemetry, persistence.
+
+Runs on the torch backend (the same engine drives the Triton path on GPU;
+kernel parity is test_fused_kernel.py's job).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from forge_mcore.engine import ForgeEngine
+from tests.helpers import assert_close_verbose, grid_tensor
+
+OUT, IN = 40, 70
+
+
+def _engine(n_weights=2, **kw):
+    engine = ForgeEngine(kw.pop("rule", "adamw"), kw.pop("state_dtype", "fp32"), **kw)
+    group = engine.add_param_group({"lr": 0.01, "weight_decay": 0.1})
+    gen = torch.Generator().manual_seed(0)
+    handles = []
+    for i in range(n_weights):
+        p = torch.nn.Parameter(torch.randn(OUT, IN, generator=gen))
+        handles.append(engine.manage(f"w{i}", p.data, p, group))
+    return engine, group, handles
+
+
+def _batches(n, bt, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    return [(grid_tensor(bt, OUT, generator=gen), grid_tensor(bt, IN, generator=gen)) for _ in range(n)]
+
+
+def test_matches_torch_adamw_and_reads_lr_each_backward():
+    engine, group, (h,) = _engine(1)
+    ref = torch.nn.Parameter(h.weight.clone())
+    opt = torch.optim.AdamW([ref], lr=0.01, weight_decay=0.1)
+    for i, (dy, x) in enumerate(_batches(5, 9)):
+        group["lr"] = opt.param_groups[0]["lr"] = 0.01 / (i + 1)  # a schedule edits the group
+        engine.backward(h, dy, x)
+        engine.step()
+        ref.grad = (dy.double().t() @ x.double()).float()
+        opt.step()
+    assert_close_verbose(h.weight, ref.detach(), rtol=1e-6, atol=1e-6, what="weight")
+
+
+def test_exact_accumulation_equals_one_large_batch():
+    batches = _batches(4, 8)
+    big_dy = torch.cat([b[0] for b in batches])
+    big_x = torch.cat([b[1] for b in batches])
+    acc_engine, _, (ha,) = _engine(1, grad_accumulation=4)
+    one_engine, _, (hb,) = _engine(1)
+    for dy, x in batches:
+        acc_engine.backward(ha, dy, x)
+    acc_engine.step()
+    one_engine.backward(hb, big_dy, big_x)
+    one_engine.step()
+    assert ha.accum is None
+    assert_close_verbose(ha.weight, hb.weight, rtol=1e-6, atol=1e-7, what="accumulated vs large batch")
+
+
+def test_second_backward_without_accumulation_raises():
+    engine, _, (h,) = _engine(1)
+    (dy, x), = _batches(1, 4)
+    engine.backward(h, dy, x)
+    before = h.weight.clone()
+    with pytest.raises(RuntimeError, match="second backward"):
+        engine.backward(h, dy, x)
+    assert torch.equal(before, h.weight)
+
+
+def test_step_before_all_micro_batches_raises():
+    engine, _, (h,) = _engine(1, grad_accumulation=3)
+    (dy, x), = _batches(1, 4)
+    engine.backward(h, dy, x)
+    with pytest.raises(RuntimeError, match="1 of 3 micro-batches"):
+        engine.step()
+
+
+def test_deferred_mode_equals_immediate_and_applies_scale():
+    batches = _batches(3, 6)
+    imm, _, (hi,) = _engine(1, rule="sgd")
+    dfr, _, (hd,) = _engine(1, rule="sgd", deferred=True)
+    for dy, x in batches:
+        imm.backward(hi, dy, x)
+        imm.step()
+        dfr.backward(hd, dy, x)
+        g = hd.accum.clone()
+        assert_close_verbose(dfr.materialized_sumsq(), (g.double() ** 2).sum().float(), rtol=1e-6)
+        dfr.step()
+    assert_close_verbose(hd.weight, hi.weight, rtol=1e-6, atol=1e-7, what="deferred vs immediate")
+    # a grad scale of 0 turns the SGD step into pure weight decay
+    dfr.grad_scale = torch.zeros(1)
+    before = hd.weight.clone()
+    dy, x = batches[0]
+    dfr.backward(hd, dy, x)
+    dfr.step()
+    assert_close_verbose(hd.weight, before - 0.01 * 0.1 * before, rtol=1e-6, atol=1e-7, what="scaled step")
+
+
+def test_unused_weight_gets_gradient_free_step_only_when_asked():
+    engine = ForgeEngine("adamw", "fp32")
+    group = engine.add_param_group({"lr": 0.01, "weight_decay": 0.5})
+    p1, p2 = torch.nn.Parameter(torch.ones(OUT, IN)), torch.nn.Parameter(torch.ones(OUT, IN))
+    expert = engine.manage("expert", p1.data, p1, group, step_when_unused=True)
+    plain = engine.manage("plain", p2.data, p2, group)
+    engine.step()
+    assert torch.allclose(expert.weight, torch.full_like(expert.weight, 1 - 0.01 * 0.5))
+    assert torch.equal(plain.weight, torch.ones(OUT, IN))
+
+
+def test_telemetry_and_nonfinite_guard():
+    engine, _, (h0, h1) = _engine(2, on_nonfinite="raise")
+    (dy, x), = _batches(1, 5)
+    engine.backward(h0, dy, x)
+    bad_dy = dy.clone()
+    bad_dy[0, 0] = float("nan")
+    before = h1.weight.clone()
+    engine.backward(h1, bad_dy, x)
+    assert torch.equal(h1.weight[:1], before[:1])  # the poisoned row's tiles did not move
+    expected = float((dy.double().t() @ x.double()).pow(2).sum())
+    assert abs(engine.grad_sumsq().item() - expected) <= 1e-5 * expected + 1e-3
+    with pytest.raises(FloatingPointError, match="w1"):
+        engine.step()
+    assert engine.nonfinite_report()["w1"] >= 1
+    assert "w0" in engine.per_tensor_norms()
+
+
+def test_state_dict_round_trip_continues_identically():
+    engine_a, _, (ha,) = _engine(1, state_dtype="int8")
+    batches = _batches(6, 7)
+    for dy, x in batches[:3]:
+        engine_a.backward(ha, dy, x)
+        engine_a.step()
+    sd = engine_a.state_dict()
+    engine_b, _, (hb,) = _engine(1, state_dtype="int8")
+    hb.weight.copy_(ha.weight)
+    engine_b.load_state_dict(sd)
+    for dy, x in batches[3:]:
+        for eng, h in ((engine_a, ha), (engine_b, hb)):
+            eng.backward(h, dy, x)
+            eng.step()
+    assert torch.equal(ha.weight, hb.weight)
+    for a, b in zip(ha.state.slots, hb.state.slots):
+        if a is not None:
+            assert torch.equal(a.data, b.data) and torch.equal(a.scale, b.scale)
+
+
+def test_bad_configuration_raises():
+    with pytest.raises(ValueError, match="grad_accumulation"):
+        ForgeEngine(grad_accumulation=0)
+    with pytest.raises(ValueError, match="on_nonfinite"):
+        ForgeEngine(on_nonfinite="ignore")
+    with pytest.raises(ValueError, match="accumulation_dtype"):
+        ForgeEngine(accumulation_dtype="fp16")
+    engine = ForgeEngine()
+    with pytest.raises(TypeError, match="unknown hyperparameter"):
+        engine.add_param_group({"learning_rate": 1.0})
