@@ -142,6 +142,25 @@ def accumulate_wgrad(
     launch_counts[kind] += 1
 
 
+def wgrad_mainloop(
+    grad_output: torch.Tensor,
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    *,
+    sink: torch.Tensor,
+    allow_tf32: bool = False,
+    config: TileConfig | None = None,
+) -> None:
+    """The fused kernel's main loop alone, each tile reduced into ``sink`` (1-element
+    fp32): the "epilogue compiled out" arm of the benchmarks. ``weight`` only
+    supplies the shape; nothing is written but ``sink``."""
+    dy, x = _check_operands(grad_output, input, tuple(weight.shape))
+    if weight.device.type != "cuda" and not interpreter_active():
+        raise ValueError("wgrad_mainloop runs the Triton kernel: use CUDA tensors or TRITON_INTERPRET=1")
+    _launch_triton(dy, x, weight, None, None, StepTelemetry(sink, sink), None, None, allow_tf32, config,
+                   mainloop_only=True)
+
+
 # ---------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------
@@ -243,11 +262,12 @@ _tuned: dict[tuple, TileConfig] = {}
 
 
 def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf32: bool,
-                       accum: torch.Tensor | None, grad_scale: torch.Tensor | None) -> dict:
+                       accum: torch.Tensor | None, grad_scale: torch.Tensor | None,
+                       mainloop_only: bool = False) -> dict:
     """Everything the kernel is specialized on. Per-step values never appear here."""
     from .codecs.plain import FP32Codec
     from .codecs.weight import FP32Store
-    from .kernels.fused_wgrad import MODE_ACCUMULATE, MODE_STEP
+    from .kernels.fused_wgrad import MODE_ACCUMULATE, MODE_MAINLOOP, MODE_STEP
     from .rules.sgd import sgd_update
 
     fp32_dots = dy.dtype == torch.float32
@@ -257,9 +277,9 @@ def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf
         HAS_ACCUM=accum is not None, ACCUM_BF16=accum is not None and accum.dtype == torch.bfloat16,
         HAS_GRAD_SCALE=grad_scale is not None,
     )
-    if state is None:  # accumulate only: the step's functions are compiled out
+    if state is None:  # accumulate only / main loop only: the step's functions are compiled out
         return dict(
-            common, MODE=MODE_ACCUMULATE, UPDATE=sgd_update, VARIANT=0,
+            common, MODE=MODE_MAINLOOP if mainloop_only else MODE_ACCUMULATE, UPDATE=sgd_update, VARIANT=0,
             STATE_LOAD=FP32Codec.triton_load, STATE_STORE=FP32Codec.triton_store,
             HAS_S0=False, HAS_S1=False, HAS_S2=False, NONNEG_S0=False, NONNEG_S1=False, NONNEG_S2=False,
             WEIGHT_LOAD=FP32Store.triton_load, WEIGHT_STORE=FP32Store.triton_store, SEED_INDEX=0,
@@ -297,14 +317,15 @@ class _Operands:
         )
 
 
-def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, allow_tf32, config):
-    """Launch the kernel in step mode (``state`` given) or accumulate mode (``state`` None;
-    ``weight`` is then the accumulation buffer)."""
+def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, allow_tf32, config,
+                   mainloop_only=False):
+    """Launch the kernel in step mode (``state`` given), accumulate mode (``state`` None;
+    ``weight`` is then the accumulation buffer) or main-loop-only mode (benchmarks)."""
     from .kernels.fused_wgrad import fused_wgrad_step_kernel
 
     M, N = weight.shape
     K = dy.shape[0]
-    constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale)
+    constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
     NB = state.codec.scale_blocks(N) if state is not None else 0
     if telemetry is None:
         telemetry = StepTelemetry.zeros(weight.device)
@@ -356,8 +377,9 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
         return INTERPRETER_CONFIG
     M, N = weight.shape
     K = dy.shape[0]
+    mode = "step" if state is not None else ("accumulate" if accum is not None else "mainloop")
     key = (
-        "step" if state is not None else "accumulate", M, N, 1 << max(K - 1, 0).bit_length(), dy.dtype,
+        mode, M, N, 1 << max(K - 1, 0).bit_length(), dy.dtype,
         weight.dtype, accum.dtype if accum is not None else None,
         *((state.rule.name, state.variant, state.codec.name, state.store.name) if state is not None else ()),
     )

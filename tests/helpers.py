@@ -11,8 +11,8 @@ def grid_tensor(*shape: int, generator: torch.Generator | None = None, scale: in
                 dtype: torch.dtype = torch.float32, device="cpu") -> torch.Tensor:
     """Random multiples of 1/scale in [-1, 1]: products and their sums are exact
     in fp32 at test sizes, so G = dY^T X is bit-identical in any summation order."""
-    x = torch.randint(-scale, scale + 1, shape, generator=generator).float() / scale
-    return x.to(dtype=dtype, device=device)
+    x = torch.randint(-scale, scale + 1, shape, generator=generator, device=device).float() / scale
+    return x.to(dtype=dtype)
 
 
 def guarded_empty(shape: tuple[int, ...], dtype: torch.dtype, guard: int = 97, device="cpu"):

@@ -17,6 +17,8 @@ Two modes share the main loop (``MODE``):
   register tile first: the last micro-batch of an exact accumulation.
 * ``MODE_ACCUMULATE``: ``accum += dY^T X`` and nothing else (the earlier
   micro-batches; the weight and state are not touched).
+* ``MODE_MAINLOOP``: the main loop alone, its tile reduced to one atomic so it
+  is not optimized away -- the benchmark's "epilogue compiled out" arm.
 
 ``HAS_GRAD_SCALE`` multiplies the gradient by a device scalar before the rule
 (a clipping coefficient, a loss or data-parallel scale) without a recompile.
@@ -34,6 +36,7 @@ from .tl_bits import bf16_to_f32, f32_to_bf16_rne
 
 MODE_STEP = 0
 MODE_ACCUMULATE = 1
+MODE_MAINLOOP = 2
 
 
 @triton.jit
@@ -98,7 +101,9 @@ def fused_wgrad_step_kernel(
         else:
             acc += tl.load(accum_ptr + w_offs, mask=mask, other=0.0)
 
-    if MODE == 1:
+    if MODE == 2:
+        tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc, axis=1), axis=0))
+    elif MODE == 1:
         # ---- accumulate only: an earlier micro-batch of exact accumulation ----
         if ACCUM_BF16:
             tl.store(accum_ptr + w_offs, f32_to_bf16_rne(acc), mask=mask)

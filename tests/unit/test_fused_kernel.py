@@ -28,7 +28,7 @@ def _guard_state(state: fm.ForgeParamState, weight: torch.Tensor):
     guards = []
 
     def guarded_copy(t):
-        view, buf, g = guarded_empty(tuple(t.shape), t.dtype)
+        view, buf, g = guarded_empty(tuple(t.shape), t.dtype, device=t.device)
         view.copy_(t)
         guards.append((buf, g))
         return view
@@ -44,7 +44,8 @@ def _guard_state(state: fm.ForgeParamState, weight: torch.Tensor):
     return weight, guards
 
 
-def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.float32):
+def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.float32, device="cpu",
+             config=INTERPRETER_CONFIG, grid_scale=64):
     """Run the same steps through Triton and through the torch reference.
 
     With the stochastic-rounding store the two sides draw different random bits,
@@ -52,27 +53,30 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
     (teacher forcing) and every step is checked on its own.
     """
     M, N, K = shape
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(seed)
     wdtype = torch.float32 if store == "fp32" else torch.bfloat16
-    w0 = (torch.randn(M, N, generator=gen) * 0.5).to(wdtype)
+    w0 = (torch.randn(M, N, generator=gen, device=device) * 0.5).to(wdtype)
     w_tr, w_ref = w0.clone(), w0.clone()
     s_tr = fm.ForgeParamState.create(w_tr, rule, group, codec, store, seed=seed)
     s_ref = fm.ForgeParamState.create(w_ref, rule, group, codec, store, seed=seed)
     w_tr, guards = _guard_state(s_tr, w_tr)
     g = s_tr.rule.make_group(**group)
-    tel = fm.StepTelemetry(torch.full((1,), SENTINEL), torch.full((1,), 7, dtype=torch.int32))
+    tel = fm.StepTelemetry(torch.full((1,), SENTINEL, device=device), torch.full((1,), 7, dtype=torch.int32,
+                                                                                 device=device))
     expected_sumsq = 0.0
     before = ops.launch_counts["triton"]
     teacher_force = store == "bf16_sr"
     for _ in range(steps):
-        dy, x = grid_tensor(K, M, generator=gen, dtype=dtype), grid_tensor(K, N, generator=gen, dtype=dtype)
+        dy = grid_tensor(K, M, generator=gen, dtype=dtype, scale=grid_scale, device=device)
+        x = grid_tensor(K, N, generator=gen, dtype=dtype, scale=grid_scale, device=device)
         expected_sumsq += float((ops.reference_gradient(dy, x).double() ** 2).sum())
         if teacher_force:
             _copy_state(w_tr, s_tr, w_ref, s_ref)
-        fm.fused_wgrad_step(dy, x, w_tr, s_tr, s_tr.prepare_step(g), telemetry=tel, backend="triton")
-        fm.fused_wgrad_step(dy, x, w_ref, s_ref, s_ref.prepare_step(g), backend="torch", config=INTERPRETER_CONFIG)
+        fm.fused_wgrad_step(dy, x, w_tr, s_tr, s_tr.prepare_step(g), telemetry=tel, backend="triton",
+                            config=None if device == "cpu" else config)
+        fm.fused_wgrad_step(dy, x, w_ref, s_ref, s_ref.prepare_step(g), backend="torch", config=config)
         if teacher_force:
-            _check_states(s_tr, s_ref, codec, 1)
+            check_states(s_tr, s_ref, codec, 1)
             # Either neighbour of the exact value is a correct stochastic rounding.
             assert_close_verbose(w_tr.float(), w_ref.float(), rtol=2**-7, atol=1e-30, what="weight (SR)")
     assert ops.launch_counts["triton"] - before == steps, "the Triton path did not run"
@@ -94,7 +98,7 @@ def _copy_state(w_src, s_src, w_dst, s_dst):
                 b.scale.copy_(a.scale)
 
 
-def _check_states(s_tr, s_ref, codec, steps):
+def check_states(s_tr, s_ref, codec, steps):
     for spec in s_ref.specs:
         a, e = s_tr.slots[spec.slot], s_ref.slots[spec.slot]
         if codec == "fp32":
@@ -111,13 +115,15 @@ def _check_states(s_tr, s_ref, codec, steps):
             if spec.nonnegative and codec == "int8":
                 da, de = da.sqrt(), de.sqrt()  # compare where the codes live
             step = e.scale.repeat_interleave(64, dim=1)[:, : de.shape[1]]
+            if codec == "fp8":  # e4m3: a code step is 2^-3 of the value (2^-9 of the scale when subnormal)
+                step = torch.maximum(de.abs() * 2.0**-3, step * 2.0**-9)
             err = (da - de).abs()
             assert torch.isfinite(da).all(), f"{spec.name}: non-finite state"
             assert (err <= steps * step + 1e-6 * de.abs().max()).all(), f"{spec.name}: off by more than {steps} steps"
             assert (err > 0.5 * step).float().mean().item() <= 0.02, f"{spec.name}: more than 2% of codes differ"
 
 
-def _check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps):
+def check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps):
     moved = (w_ref.float() - w0.float()).abs()
     assert moved.max() > 0, "the reference did not move the weight"
     if store == "bf16_sr":
@@ -143,8 +149,8 @@ def _check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps):
 def test_triton_matches_reference(case, codec, store, shape):
     rule, group = case
     w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(rule, group, codec, store, shape)
-    _check_states(s_tr, s_ref, codec, STEPS)
-    _check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
+    check_states(s_tr, s_ref, codec, STEPS)
+    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
 
 
 @pytest.mark.parametrize("case", [RULE_CASES[1], RULE_CASES[8], RULE_CASES[-1]], ids=case_id)
@@ -152,8 +158,8 @@ def test_bf16_operands(case):
     """bf16 dY and X (the production dtype) through the same kernel."""
     rule, group = case
     w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(rule, group, "bf16", "bf16", (130, 70, 37), dtype=torch.bfloat16)
-    _check_states(s_tr, s_ref, "bf16", STEPS)
-    _check_weights(w0, w_tr, w_ref, s_tr, s_ref, "bf16", "bf16", g["lr"], STEPS)
+    check_states(s_tr, s_ref, "bf16", STEPS)
+    check_weights(w0, w_tr, w_ref, s_tr, s_ref, "bf16", "bf16", g["lr"], STEPS)
 
 
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)

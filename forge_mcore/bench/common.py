@@ -1,0 +1,90 @@
+"""Measurement helpers shared by the benchmarks (device machine only).
+
+Method (/work/.library/device/METHOD.md): ceilings measured in the same
+process as the arms; each arm captured in a CUDA graph that walks through
+enough rotating buffer sets to defeat the 60 MB L2, replayed >= 30 times and
+timed with events; the median per call is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+L2_BYTES = 60 * 2**20
+
+
+@dataclass
+class Ceilings:
+    copy_gbps: float  # device-to-device copy, bytes read + written per second / 1e9
+    bf16_tflops: float  # cuBLAS bf16 8192^3
+
+
+def measure_ceilings(device: str = "cuda") -> Ceilings:
+    n = 2**30  # 1 Gi bf16 elements: 2 GiB each way
+    src = torch.randn(n, dtype=torch.bfloat16, device=device)
+    dst = torch.empty_like(src)
+    copy_ms = time_graph(lambda: dst.copy_(src), reps=30)
+    del src, dst
+    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=device)
+    b = torch.randn(8192, 8192, dtype=torch.bfloat16, device=device)
+    c = torch.empty(8192, 8192, dtype=torch.bfloat16, device=device)
+    mm_ms = time_graph(lambda: torch.mm(a, b, out=c), reps=30)
+    return Ceilings(copy_gbps=2 * n * 2 / (copy_ms * 1e-3) / 1e9, bf16_tflops=2 * 8192**3 / (mm_ms * 1e-3) / 1e12)
+
+
+def time_graph(fns: Callable[[], object] | list[Callable[[], object]], reps: int = 30, warmup: int = 3) -> float:
+    """Median milliseconds of one call, for a list of equivalent calls over
+    rotating buffers (the graph replays them all; the time is divided by their
+    number). Everything is captured in one CUDA graph, so host overhead is out."""
+    calls = fns if isinstance(fns, list) else [fns]
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            for f in calls:
+                f()
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for f in calls:
+            f()
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / len(calls))
+    del graph
+    return statistics.median(times)
+
+
+def rotation_count(bytes_per_set: int, minimum: int = 1, maximum: int = 8) -> int:
+    """Buffer sets needed so one replay streams at least twice the L2."""
+    return max(minimum, min(maximum, -(-2 * L2_BYTES // max(bytes_per_set, 1))))
+
+
+def environment() -> dict:
+    import triton
+
+    props = torch.cuda.get_device_properties(0) if torch.cuda.is_available() else None
+    return {
+        "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
+        "device": props.name if props else "cpu",
+        "sms": props.multi_processor_count if props else 0,
+    }
+
+
+def write_json(path: str, obj: object) -> None:
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2, default=str)

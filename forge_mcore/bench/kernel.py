@@ -1,0 +1,243 @@
+"""Microbenchmark: the fused kernel against cuBLAS wgrad + torch's fused optimizer.
+
+    python -m forge_mcore.bench.kernel --out results/kernel           # full grid
+    python -m forge_mcore.bench.kernel --out DIR --shapes 4096x4096 --bts 512 --arms adamw-bf16
+    python -m forge_mcore.bench.kernel --report results/kernel/kernel.csv --out docs/   # table + plot
+
+Per cell (weight shape x BT x arm), all in one process so ratios are fair:
+
+* ``forge``     the fused step (tuned tile config);
+* ``baseline``  ``torch.mm(dY^T, X)`` into a gradient + torch's fused optimizer
+                (AdamW / SGD fused=True, capturable; Lion: torch.compile'd, no torch twin);
+* ``cublas``    the wgrad GEMM alone;
+* ``mainloop``  the fused kernel with its epilogue compiled out.
+
+floor = max(bytes / copy ceiling, FLOPs / cuBLAS bf16 ceiling), bytes = weight
+and every state tensor read and written once + dY and X read once; % of floor
+= floor / forge time; main-loop efficiency = cublas / mainloop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+from dataclasses import asdict, dataclass
+
+import torch
+
+DEFAULT_SHAPES = ["4096x4096", "12288x4096", "4096x12288", "1024x4096", "151936x4096"]
+DEFAULT_BTS = [512, 1024, 4096, 16384]
+ARMS = {
+    # arm: (rule, state_dtype, hyperparameters, torch baseline)
+    "adamw-bf16": ("adamw", "bf16", dict(lr=1e-4, weight_decay=0.01), "adamw"),
+    "adamw-int8": ("adamw", "int8", dict(lr=1e-4, weight_decay=0.01), "adamw"),
+    "sgdm-bf16": ("sgd", "bf16", dict(lr=1e-4, momentum=0.9), "sgdm"),
+    "lion-bf16": ("lion", "bf16", dict(lr=1e-5, weight_decay=0.01), "lion"),
+}
+
+
+@dataclass
+class Cell:
+    shape: str
+    bt: int
+    arm: str
+    forge_ms: float
+    baseline_ms: float
+    cublas_ms: float
+    mainloop_ms: float
+    floor_ms: float
+    bytes_moved: int
+    pct_floor: float
+    speedup: float
+    mainloop_eff: float
+    baseline_kind: str
+    config: str
+
+
+def _lion_step(params, grads, exp_avgs, lr, wd, b1, b2):
+    for p, g, m in zip(params, grads, exp_avgs):
+        gf = g.float()
+        update = (m.float() * b1 + gf * (1 - b1)).sign_()
+        p.mul_(1 - lr * wd).add_(update.to(p.dtype), alpha=-lr)
+        m.copy_(m.float() * b2 + gf * (1 - b2))
+
+
+def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
+    """torch's own fused step over ``params`` whose .grad is set; returns (step_fn, label)."""
+    if kind == "adamw":
+        opt = torch.optim.AdamW(params, fused=True, capturable=True, **hp)
+        return opt.step, "torch AdamW fused"
+    if kind == "sgdm":
+        opt = torch.optim.SGD(params, fused=True, **hp)
+        return opt.step, "torch SGD fused"
+    exp_avgs = [torch.zeros_like(p) for p in params]
+    fn = _lion_step
+    label = "torch.compile Lion"
+    try:
+        fn = torch.compile(_lion_step, fullgraph=True)
+        fn([p.detach() for p in params[:1]], [params[0].grad], [torch.zeros_like(params[0])],
+           hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)
+    except Exception as exc:  # no compiler on this machine: eager foreach-free fallback
+        print(f"torch.compile unavailable for the Lion baseline ({exc}); using eager", file=sys.stderr)
+        fn, label = _lion_step, "eager Lion"
+    return (lambda: fn([p.detach() for p in params], [p.grad for p in params], exp_avgs,
+                       hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)), label
+
+
+def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30) -> Cell:
+    import forge_mcore as fm
+    from forge_mcore import ops
+    from forge_mcore.bench.common import rotation_count, time_graph
+
+    M, N = map(int, shape.split("x"))
+    rule, state_dtype, hp, base_kind = ARMS[arm]
+    dev = "cuda"
+    gen = torch.Generator(device=dev).manual_seed(0)
+    dy = torch.randn(bt, M, device=dev, dtype=torch.bfloat16, generator=gen)
+    x = torch.randn(bt, N, device=dev, dtype=torch.bfloat16, generator=gen)
+    w0 = (torch.randn(M, N, device=dev, generator=gen) * 0.02).to(torch.bfloat16)
+
+    probe_state = fm.ForgeParamState.create(w0, rule, hp, state_dtype, "bf16")
+    set_bytes = 2 * w0.nbytes + 2 * probe_state.nbytes
+    bytes_moved = set_bytes + dy.nbytes + x.nbytes
+    sets = rotation_count(set_bytes + dy.nbytes + x.nbytes)
+    del probe_state
+
+    # FORGE arm: `sets` independent weights and states, one hyper buffer each.
+    weights = [w0.clone() for _ in range(sets)]
+    states = [fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16") for w in weights]
+    hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
+    tel = fm.StepTelemetry.zeros(dev)
+    fm.fused_wgrad_step(dy, x, weights[0], states[0], hypers[0], telemetry=tel)  # tunes outside the graph
+    bucket = 1 << max(bt - 1, 0).bit_length()
+    config = next(cfg for k, cfg in ops.tuned_configs().items()
+                  if k[0] == "step" and k[1:4] == (M, N, bucket) and rule in k and state_dtype in k)
+    forge_ms = time_graph(
+        [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel) for w, s, h in
+         zip(weights, states, hypers)], reps=reps)
+    del weights, states, hypers
+
+    sink = torch.zeros(1, device=dev)
+    ops.wgrad_mainloop(dy, x, w0, sink=sink)
+    mainloop_ms = time_graph(lambda: ops.wgrad_mainloop(dy, x, w0, sink=sink), reps=reps)
+
+    grad = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+    cublas_ms = time_graph(lambda: torch.mm(dy.t(), x, out=grad), reps=reps)
+
+    params = [torch.nn.Parameter(w0.clone()) for _ in range(sets)]
+    grads = [torch.empty_like(w0) for _ in range(sets)]
+    for p, g in zip(params, grads):
+        p.grad = g
+    step_fn, base_label = _baseline(base_kind, params, hp)
+
+    def baseline_call(i):
+        torch.mm(dy.t(), x, out=grads[i])
+
+    calls = []
+    for i in range(sets):
+        calls.append(lambda i=i: baseline_call(i))
+    calls.append(step_fn)  # one multi-tensor step over all sets, as a torch optimizer would
+    baseline_ms = time_graph(calls, reps=reps) * len(calls) / sets
+    del params, grads
+
+    floor_ms = max(bytes_moved / (ceilings.copy_gbps * 1e9), 2 * M * N * bt / (ceilings.bf16_tflops * 1e12)) * 1e3
+    return Cell(
+        shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=baseline_ms, cublas_ms=cublas_ms,
+        mainloop_ms=mainloop_ms, floor_ms=floor_ms, bytes_moved=bytes_moved, pct_floor=100 * floor_ms / forge_ms,
+        speedup=baseline_ms / forge_ms, mainloop_eff=100 * cublas_ms / mainloop_ms, baseline_kind=base_label,
+        config=str(asdict(config)),
+    )
+
+
+FIELDS = list(Cell.__dataclass_fields__)
+
+
+def write_report(csv_path: str, out_dir: str) -> str:
+    """Markdown table + PNG (time vs BT per arm and shape, floor drawn) from a results CSV."""
+    rows = list(csv.DictReader(open(csv_path)))
+    os.makedirs(out_dir, exist_ok=True)
+    lines = [
+        "| shape | BT | arm | FORGE ms | baseline ms | speedup | % of floor | main-loop eff. | floor ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['shape']} | {r['bt']} | {r['arm']} | {float(r['forge_ms']):.4f} | {float(r['baseline_ms']):.4f} | "
+            f"{float(r['speedup']):.2f}x | {float(r['pct_floor']):.1f}% | {float(r['mainloop_eff']):.1f}% | "
+            f"{float(r['floor_ms']):.4f} |"
+        )
+    table = "\n".join(lines)
+    with open(os.path.join(out_dir, "kernel_table.md"), "w") as f:
+        f.write(table + "\n")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: table written, no plot", file=sys.stderr)
+        return table
+    shapes = sorted({r["shape"] for r in rows}, key=lambda s: DEFAULT_SHAPES.index(s) if s in DEFAULT_SHAPES else 99)
+    fig, axes = plt.subplots(1, len(shapes), figsize=(4.5 * len(shapes), 4), squeeze=False)
+    for ax, shape in zip(axes[0], shapes):
+        sub = [r for r in rows if r["shape"] == shape]
+        for arm in sorted({r["arm"] for r in sub}):
+            pts = sorted((int(r["bt"]), float(r["forge_ms"])) for r in sub if r["arm"] == arm)
+            ax.plot(*zip(*pts), marker="o", label=f"FORGE {arm}")
+            base = sorted((int(r["bt"]), float(r["baseline_ms"])) for r in sub if r["arm"] == arm)
+            ax.plot(*zip(*base), linestyle="--", marker="x", label=f"baseline {arm}")
+        floor = sorted({(int(r["bt"]), float(r["floor_ms"])) for r in sub if r["arm"] == "adamw-bf16"})
+        if floor:
+            ax.plot(*zip(*floor), color="black", linewidth=2, label="floor (adamw bf16)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(shape)
+        ax.set_xlabel("BT")
+        ax.set_ylabel("ms")
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "kernel_bench.png"), dpi=120)
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, help="directory for kernel.csv, ceilings.json, table and plot")
+    p.add_argument("--shapes", default=",".join(DEFAULT_SHAPES))
+    p.add_argument("--bts", default=",".join(map(str, DEFAULT_BTS)))
+    p.add_argument("--arms", default=",".join(ARMS))
+    p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--report", metavar="CSV", help="only regenerate the table and plot from CSV")
+    args = p.parse_args(argv)
+    if args.report:
+        print(write_report(args.report, args.out))
+        return
+    if not torch.cuda.is_available():
+        raise SystemExit("the kernel benchmark needs a CUDA device")
+    from forge_mcore.bench.common import environment, measure_ceilings, write_json
+
+    os.makedirs(args.out, exist_ok=True)
+    ceilings = measure_ceilings()
+    write_json(os.path.join(args.out, "ceilings.json"), {**asdict(ceilings), **environment()})
+    print(f"ceilings: copy {ceilings.copy_gbps:.0f} GB/s, cuBLAS bf16 {ceilings.bf16_tflops:.0f} TFLOP/s", flush=True)
+    csv_path = os.path.join(args.out, "kernel.csv")
+    with open(csv_path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS)
+        writer.writeheader()
+        for shape in args.shapes.split(","):
+            for bt in map(int, args.bts.split(",")):
+                for arm in args.arms.split(","):
+                    cell = run_cell(shape, bt, arm, ceilings, reps=args.reps)
+                    writer.writerow(asdict(cell))
+                    f.flush()
+                    print(f"{shape:>12} BT={bt:<6} {arm:<11} forge {cell.forge_ms:.4f} ms  base "
+                          f"{cell.baseline_ms:.4f}  x{cell.speedup:.2f}  floor {cell.pct_floor:.0f}%  "
+                          f"mainloop {cell.mainloop_eff:.0f}%", flush=True)
+                    torch.cuda.empty_cache()
+    print(write_report(csv_path, args.out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Device call for [core]/[perf]: GPU tests, fidelity table, kernel microbenchmark.
+# Usage (device machine, repo root): bash scripts/device/core.sh [bench-args...]
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 || echo "editable install failed; using PYTHONPATH"
+export PYTHONPATH=$PWD:${PYTHONPATH:-}
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu_tests.log"
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  timeout 420 python3 -m pytest -m gpu tests/functional/test_kernel_gpu.py -q -p no:cacheprovider -rA \
+    2>&1 | tail -60 | tee -a "$OUT/gpu_tests.log"
+fi
+if [ "${SKIP_FIDELITY:-0}" != 1 ]; then
+  timeout 120 python3 -m forge_mcore.bench.fidelity --out "$OUT"
+fi
+timeout "${BENCH_TIMEOUT:-420}" python3 -m forge_mcore.bench.kernel --out "$OUT" "$@" 2>&1 | tee "$OUT/kernel.log"

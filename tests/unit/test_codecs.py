@@ -1,0 +1,114 @@
+"""State codecs and weight stores, torch twins: round-trip bounds, tails, floors, SR.
+
+(The Triton halves are exercised through the kernel in test_fused_kernel.py /
+test_ops.py; fp8's Triton half runs on the GPU only.)
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from forge_mcore.codecs import get_codec, get_weight_store, stochastic_round_bf16
+
+SHAPES = [(7, 196), (5, 70), (3, 1), (2, 64), (4, 129)]
+
+
+def _sample(shape, nonnegative, gen):
+    # Magnitudes spanning 8 decades inside every block: what second moments look like.
+    x = torch.randn(shape, generator=gen) * torch.exp(torch.randn(shape, generator=gen) * 4)
+    return x.abs() if nonnegative else x
+
+
+def _step(scale, n):
+    return scale.repeat_interleave(64, dim=1)[:, :n]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("nonnegative", [False, True])
+def test_int8_round_trip_within_half_a_step(shape, nonnegative):
+    codec = get_codec("int8")
+    gen = torch.Generator().manual_seed(0)
+    x = _sample(shape, nonnegative, gen)
+    enc = codec.zeros(shape, "cpu", nonnegative)
+    codec.encode_(enc, x)
+    assert enc.scale.shape == (shape[0], -(-shape[1] // 64))
+    y = codec.decode(enc)
+    step = _step(enc.scale, shape[1])
+    if nonnegative:
+        assert enc.data.dtype == torch.uint8
+        du = (y.sqrt() - x.sqrt()).abs()
+        floored = (x.sqrt() < step / 2) & (x > 0)
+        # half a step on sqrt(v); entries below half a step are floored up to one step
+        assert (du[~floored] <= step[~floored] / 2 * (1 + 1e-5)).all()
+        assert (du[floored] <= step[floored]).all()
+        assert (y[x > 0] > 0).all(), "a positive second moment decoded to zero"
+    else:
+        assert enc.data.dtype == torch.int8
+        assert ((y - x).abs() <= step / 2 * (1 + 1e-5)).all()
+    blocks_absmax = torch.nn.functional.pad(x.abs(), (0, -shape[1] % 64)).view(shape[0], -1, 64).amax(-1)
+    err = (y - x).abs().view(-1)
+    bound = codec.relative_error * blocks_absmax.repeat_interleave(64, 1)[:, : shape[1]].reshape(-1)
+    if not nonnegative:
+        assert (err <= bound * (1 + 1e-5)).all(), "documented relative_error exceeded"
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("nonnegative", [False, True])
+def test_fp8_round_trip(shape, nonnegative):
+    codec = get_codec("fp8")
+    gen = torch.Generator().manual_seed(1)
+    x = _sample(shape, nonnegative, gen)
+    enc = codec.zeros(shape, "cpu", nonnegative)
+    codec.encode_(enc, x)
+    assert enc.data.dtype == torch.float8_e4m3fn
+    y = codec.decode(enc)
+    scale = _step(enc.scale, shape[1])
+    # e4m3: 3 significand bits (half-ulp 2^-4 relative) down to 2^-6, then subnormal steps of 2^-9
+    bound = torch.maximum(2.0**-4 * x.abs(), 2.0**-10 * scale) * (1 + 1e-5)
+    floored = nonnegative & (x > 0) & (x < 2.0**-10 * scale)
+    assert ((y - x).abs()[~floored] <= bound[~floored]).all()
+    if nonnegative:
+        assert (y[x > 0] > 0).all(), "a positive second moment decoded to zero"
+
+
+@pytest.mark.parametrize("name", ["fp32", "bf16"])
+def test_plain_codecs(name):
+    codec = get_codec(name)
+    x = torch.randn(5, 70)
+    enc = codec.zeros((5, 70), "cpu", False, init=0.25)
+    assert torch.equal(codec.decode(enc), torch.full((5, 70), 0.25))
+    codec.encode_(enc, x)
+    y = codec.decode(enc)
+    assert y.data_ptr() != enc.data.data_ptr(), "decode must return a fresh tensor"
+    assert ((y - x).abs() <= codec.relative_error * x.abs()).all()
+
+
+@pytest.mark.parametrize("name", ["int8", "fp8"])
+def test_block_codec_init_value_and_zero_block(name):
+    codec = get_codec(name)
+    enc = codec.zeros((3, 70), "cpu", True, init=0.1)
+    assert torch.allclose(codec.decode(enc), torch.full((3, 70), 0.1), rtol=2**-4)
+    codec.encode_(enc, torch.zeros(3, 70))
+    assert torch.equal(codec.decode(enc), torch.zeros(3, 70))
+    assert torch.equal(enc.scale, torch.zeros_like(enc.scale))
+
+
+def test_unknown_names_raise():
+    with pytest.raises(ValueError, match="available"):
+        get_codec("int4")
+    with pytest.raises(ValueError, match="available"):
+        get_weight_store("fp16")
+
+
+def test_stochastic_rounding_is_unbiased_and_has_no_dead_zone():
+    # x = 1 + a quarter of a bf16 ulp: round-to-nearest never moves it (the dead zone)
+    ulp = 2.0**-7
+    x = torch.full((200_000,), 1.0 + ulp / 4)
+    gen = torch.Generator().manual_seed(3)
+    y = stochastic_round_bf16(x, gen).float()
+    assert set(y.unique().tolist()) == {1.0, 1.0 + ulp}
+    assert abs(y.mean().item() - (1.0 + ulp / 4)) < 0.01 * ulp
+    assert x.bfloat16().float().unique().tolist() == [1.0]
+    neg = stochastic_round_bf16(-x, gen).float()
+    assert abs(neg.mean().item() + (1.0 + ulp / 4)) < 0.01 * ulp

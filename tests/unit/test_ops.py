@@ -1,0 +1,241 @@
+"""The launcher: backend choice, validation before writes, the non-finite guard,
+no recompiles on per-step values, accumulation, gradient scale, odd operands."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import forge_mcore as fm
+from forge_mcore import ops
+from forge_mcore.kernels.configs import INTERPRETER_CONFIG
+from tests.helpers import assert_close_verbose, grid_tensor
+
+BACKENDS = ["triton", "torch"]
+M, N, K = 130, 200, 9  # 5 x 4 tiles of 32 x 64 under the interpreter
+
+
+def _setup(rule="adamw", codec="int8", store="fp32", group=None, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    wdtype = torch.float32 if store == "fp32" else torch.bfloat16
+    w = (torch.randn(M, N, generator=gen) * 0.5).to(wdtype)
+    state = fm.ForgeParamState.create(w, rule, group or {"lr": 0.01}, codec, store)
+    return w, state, state.rule.make_group(**(group or {"lr": 0.01})), gen
+
+
+def _snapshot(w, state):
+    tensors = [w.clone()] + ([state.master.clone()] if state.master is not None else [])
+    for s in state.slots:
+        if s is not None:
+            tensors += [s.data.clone()] + ([s.scale.clone()] if s.scale is not None else [])
+    return tensors
+
+
+def _unchanged(w, state, snap):
+    return all(torch.equal(a.view(torch.uint8) if a.element_size() == 1 else a,
+                           b.view(torch.uint8) if b.element_size() == 1 else b)
+               for a, b in zip(_snapshot(w, state), snap))
+
+
+def test_backend_resolution_and_launch_counts():
+    assert ops.resolve_backend(torch.device("cpu")) == "torch"
+    assert ops.resolve_backend(torch.device("cpu"), "triton") == "triton"  # TRITON_INTERPRET=1 here
+    with pytest.raises(ValueError, match="backend"):
+        ops.resolve_backend(torch.device("cpu"), "cuda")
+    w, state, g, gen = _setup()
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    before = dict(ops.launch_counts)
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend="triton")
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g))
+    assert ops.launch_counts["triton"] == before.get("triton", 0) + 1
+    assert ops.launch_counts["torch"] == before.get("torch", 0) + 1
+
+
+def test_triton_on_cpu_without_interpreter_is_refused(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    with pytest.raises(ValueError, match="TRITON_INTERPRET=1"):
+        ops.resolve_backend(torch.device("cpu"), "triton")
+
+
+def _bad_calls(w, state, hyper, dy, x):
+    meta = torch.empty(K, N, device="meta")
+    return [
+        ("grad_output", dict(grad_output=dy[:, :-1])),
+        ("in_features", dict(input=x[:, :-1])),
+        ("token axes", dict(input=x[:-1])),
+        ("float16", dict(grad_output=dy.half(), input=x.half())),
+        ("share a dtype", dict(input=x.bfloat16())),
+        ("on meta", dict(input=meta)),
+        ("hyper", dict(hyper=hyper[:-1])),
+        ("hyper", dict(hyper=hyper.double())),
+        ("contiguous", dict(weight=w.t().contiguous().t())),
+        ("weight_store", dict(weight=w.bfloat16())),
+        ("ForgeParamState", dict(state=object())),
+        ("accumulated", dict(accumulated=torch.zeros(M, N + 1))),
+        ("accumulated", dict(accumulated=torch.zeros(M, N, dtype=torch.float16))),
+        ("grad_scale", dict(grad_scale=torch.ones(2))),
+        ("telemetry.sumsq", dict(telemetry=fm.StepTelemetry(torch.zeros(1, dtype=torch.float64),
+                                                            torch.zeros(1, dtype=torch.int32)))),
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_input_raises_before_any_write(backend):
+    w, state, g, gen = _setup()
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    hyper = state.prepare_step(g)
+    snap = _snapshot(w, state)
+    for match, override in _bad_calls(w, state, hyper, dy, x):
+        kwargs = dict(grad_output=dy, input=x, weight=w, state=state, hyper=hyper)
+        kwargs.update(override)
+        with pytest.raises((ValueError, TypeError), match=match):
+            fm.fused_wgrad_step(backend=backend, **kwargs)
+        assert _unchanged(w, state, snap), f"a rejected call ({match}) wrote something"
+
+
+def test_bad_configuration_raises():
+    w = torch.zeros(4, 8)
+    with pytest.raises(ValueError, match="unknown rule"):
+        fm.ForgeParamState.create(w, "adafactor")
+    with pytest.raises(ValueError, match="state_dtype"):
+        fm.ForgeParamState.create(w, "adamw", state_dtype="int4")
+    with pytest.raises(ValueError, match="weight_store"):
+        fm.ForgeParamState.create(w, "adamw", weight_store="fp8")
+    with pytest.raises(TypeError, match="fp16"):
+        fm.ForgeParamState.create(w.half(), "adamw")
+    with pytest.raises(TypeError, match="needs a torch.bfloat16 weight"):
+        fm.ForgeParamState.create(w, "adamw", weight_store="fp32_master")
+    with pytest.raises(ValueError, match="2-D"):
+        fm.ForgeParamState.create(torch.zeros(8), "adamw")
+
+
+def _poison_one_element(dy, x, m0, n0, kind):
+    """Make G[m0, n0] (and nothing else) non-finite using two token rows."""
+    big = 2.0**100
+    dy[:2] = 0
+    x[:2] = 0
+    dy[0, m0], x[0, n0] = big, big  # 2^200 overflows fp32: +inf
+    if kind == "nan":
+        dy[1, m0], x[1, n0] = -big, big  # inf + (-inf) = nan
+
+
+@pytest.mark.parametrize("kind", ["inf", "nan"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind):
+    w, state, g, gen = _setup("adamw", "int8", "fp32", {"lr": 0.01, "weight_decay": 0.1})
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    m0, n0 = 70, 100  # tile (2, 1) of the 32 x 64 grid
+    _poison_one_element(dy, x, m0, n0, kind)
+    before = _snapshot(w, state)
+    tel = fm.StepTelemetry.zeros("cpu")
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), telemetry=tel, backend=backend,
+                        config=INTERPRETER_CONFIG)
+    assert tel.nonfinite_tiles.item() == 1
+    rows, cols = slice(64, 96), slice(64, 128)
+    tile = torch.zeros(M, N, dtype=torch.bool)
+    tile[rows, cols] = True
+    after = _snapshot(w, state)
+    for old, new in zip(before[:1], after[:1]):  # the weight: every element outside the tile moved
+        assert torch.equal(new[tile], old[tile]), "the poisoned tile's weight changed"
+        assert (new[~tile] != old[~tile]).all(), "a healthy tile was not updated"
+    for s, old_slot in zip([s for s in state.slots if s is not None], _pairs(before[1:])):
+        assert torch.equal(s.data[rows, cols].view(torch.uint8), old_slot[0][rows, cols].view(torch.uint8))
+        assert torch.equal(s.scale[rows, 1:2], old_slot[1][rows, 1:2]), "the poisoned tile's scales changed"
+    g_ref = ops.reference_gradient(dy, x)
+    g_ref[rows, cols] = 0
+    assert abs(tel.sumsq.item() - float(g_ref.double().pow(2).sum())) <= 1e-5 * float(g_ref.double().pow(2).sum())
+
+
+def _pairs(flat):
+    return [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
+
+
+def test_changing_lr_never_changes_the_kernel_specialization(monkeypatch):
+    seen = set()
+    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.add((cfg, args, tuple(sorted(
+        (k, id(v) if callable(v) else v) for k, v in cx.items())))))
+    w, state, g, gen = _setup("adamw", "bf16", "bf16")
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    tuned = len(ops.tuned_configs())
+    for step in range(100):
+        g["lr"] = 1e-3 * (1 + step % 7) / (1 + step)
+        g["weight_decay"] = 0.01 * (step % 3)
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend="triton")
+    assert len(seen) == 1, f"{len(seen)} distinct kernel specializations for one shape"
+    assert len(ops.tuned_configs()) == tuned
+
+
+@pytest.mark.parametrize("buffer_dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_accumulate_then_step_equals_one_batch(backend, buffer_dtype):
+    gen = torch.Generator().manual_seed(5)
+    parts = [(grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)) for _ in range(3)]
+    buf = torch.zeros(M, N, dtype=buffer_dtype)
+    for dy, x in parts[:2]:
+        fm.accumulate_wgrad(dy, x, buf, backend=backend)
+    g12 = ops.reference_gradient(parts[0][0], parts[0][1]) + ops.reference_gradient(parts[1][0], parts[1][1])
+    if buffer_dtype == torch.bfloat16:  # two roundings, each half an ulp of a partial sum
+        assert_close_verbose(buf.float(), g12, rtol=0, atol=2**-7 * g12.abs().max().item(), what="bf16 buffer")
+    else:
+        assert_close_verbose(buf, g12, rtol=1e-6, atol=1e-6, what="fp32 buffer")
+    w_a, s_a, g, _ = _setup("adamw", "fp32", "fp32")
+    w_b, s_b, _, _ = _setup("adamw", "fp32", "fp32")
+    fm.fused_wgrad_step(parts[2][0], parts[2][1], w_a, s_a, s_a.prepare_step(g), accumulated=buf, backend=backend)
+    big_dy = torch.cat([p[0] for p in parts])
+    big_x = torch.cat([p[1] for p in parts])
+    if buffer_dtype == torch.bfloat16:  # the buffer's rounding is the only difference allowed
+        big_dy, big_x = parts[2][0], parts[2][1]
+        fm.fused_wgrad_step(big_dy, big_x, w_b, s_b, s_b.prepare_step(g), accumulated=buf.float(), backend="torch")
+    else:
+        fm.fused_wgrad_step(big_dy, big_x, w_b, s_b, s_b.prepare_step(g), backend="torch")
+    assert_close_verbose(w_a, w_b, rtol=1e-6, atol=1e-7, what="accumulated step")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grad_scale_scales_the_gradient_not_the_telemetry(backend):
+    w_a, s_a, g, gen = _setup("sgd", "fp32", "fp32", {"lr": 0.1})
+    w_b, s_b, _, _ = _setup("sgd", "fp32", "fp32", {"lr": 0.1})
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    tel = fm.StepTelemetry.zeros("cpu")
+    fm.fused_wgrad_step(dy, x, w_a, s_a, s_a.prepare_step(g), grad_scale=torch.tensor([0.25]),
+                        telemetry=tel, backend=backend)
+    fm.fused_wgrad_step(dy * 0.25, x, w_b, s_b, s_b.prepare_step(g), backend="torch")
+    assert_close_verbose(w_a, w_b, rtol=1e-6, atol=1e-7, what="scaled step")
+    expected = float(ops.reference_gradient(dy, x).double().pow(2).sum())
+    assert abs(tel.sumsq.item() - expected) <= 1e-5 * expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_odd_operands(backend):
+    """Strided and transposed dY/X, 3-D token axes, zero tokens (a gradient-free step)."""
+    w_a, s_a, g, gen = _setup("adamw", "fp32", "fp32")
+    w_b, s_b, _, _ = _setup("adamw", "fp32", "fp32")
+    dy = grid_tensor(M, 2 * K, generator=gen).t()[::2]  # (K, M), non-contiguous both ways
+    x = grid_tensor(N, 2 * K, generator=gen).t()[1::2]
+    fm.fused_wgrad_step(dy, x, w_a, s_a, s_a.prepare_step(g), backend=backend)
+    fm.fused_wgrad_step(dy.contiguous().view(1, K, M), x.contiguous().view(1, K, N), w_b, s_b,
+                        s_b.prepare_step(g), backend="torch")
+    assert_close_verbose(w_a, w_b, rtol=1e-6, atol=1e-7, what="strided operands")
+    before = w_a.clone()
+    empty_dy, empty_x = torch.empty(0, M), torch.empty(0, N)
+    fm.fused_wgrad_step(empty_dy, empty_x, w_a, s_a, s_a.prepare_step(g), backend=backend)
+    assert torch.isfinite(w_a).all() and not torch.equal(w_a, before)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stochastic_rounding_store_is_unbiased_without_dead_zone(backend):
+    """paper N.7 gate SR: w = 1 + ulp/4 after SGD; RNE would never move it."""
+    ulp = 2.0**-7
+    rows, cols = 256, 512
+    w = torch.ones(rows, cols, dtype=torch.bfloat16)
+    state = fm.ForgeParamState.create(w, "sgd", {"lr": 1.0}, "fp32", "bf16_sr")
+    g = state.rule.make_group(lr=1.0)
+    dy = torch.full((1, rows), -ulp / 4)
+    x = torch.ones(1, cols)
+    means = []
+    for _ in range(4):  # four quarter-ulp steps: the mean must follow 1 + k ulp/4
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend=backend)
+        means.append(w.float().mean().item())
+    for k, m in enumerate(means, start=1):
+        assert abs(m - (1 + k * ulp / 4)) < 0.03 * ulp, f"step {k}: mean {m} is biased"
+    assert set(w.float().unique().tolist()) <= {1.0, 1.0 + ulp, 1.0 + 2 * ulp, 1.0 + 3 * ulp, 1.0 + 4 * ulp}

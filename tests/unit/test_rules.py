@@ -1,0 +1,100 @@
+"""Rules: registry, hyperparameter checks, and the torch references against torch.optim."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import forge_mcore as fm
+from tests.helpers import assert_close_verbose, grid_tensor
+from tests.unit.cases import RULE_CASES, STEPS, case_id
+
+
+def test_registry_lists_every_tile_local_family():
+    assert fm.available_rules() == ["adagrad", "adam", "adamax", "adamw", "lion", "nadam", "radam", "rmsprop", "sgd"]
+    assert fm.get_rule("AdamW") is fm.get_rule("adamw")
+    with pytest.raises(ValueError, match="available"):
+        fm.get_rule("lamb")
+    with pytest.raises(TypeError):
+        fm.get_rule(3)
+
+
+@pytest.mark.parametrize("rule,bad,match", [
+    ("adamw", dict(lr=-1.0), "lr"),
+    ("adamw", dict(lr=float("nan")), "lr"),
+    ("adamw", dict(betas=(0.9, 1.0)), "betas"),
+    ("adamw", dict(betas=0.9), "betas"),
+    ("adam", dict(eps=-1e-8), "eps"),
+    ("sgd", dict(nesterov=True), "nesterov"),
+    ("sgd", dict(momentum=-0.1), "momentum"),
+    ("rmsprop", dict(alpha=1.5), "alpha"),
+    ("adagrad", dict(lr_decay=-1.0), "lr_decay"),
+    ("lion", dict(weight_decay=-0.1), "weight_decay"),
+])
+def test_bad_hyperparameters_name_the_argument(rule, bad, match):
+    with pytest.raises(ValueError, match=match):
+        fm.get_rule(rule).make_group(**bad)
+
+
+def test_unknown_hyperparameter_raises_type_error():
+    with pytest.raises(TypeError, match="momentum"):
+        fm.get_rule("adamw").make_group(momentum=0.9)
+
+
+def test_affine_rules_are_declared():
+    # reduce-into-state under data parallelism is exact only for these (paper Prop. 2(iii))
+    affine = {name for name in fm.available_rules() if fm.get_rule(name).affine_in_grad(fm.get_rule(name).make_group())}
+    assert affine == {"sgd"}
+
+
+def test_state_structure_change_is_refused():
+    w = torch.zeros(4, 64)
+    state = fm.ForgeParamState.create(w, "sgd", {"momentum": 0.0})
+    with pytest.raises(ValueError, match="momentum"):
+        state.prepare_step(fm.get_rule("sgd").make_group(momentum=0.9))
+
+
+def test_per_step_scalars_are_one_device_buffer():
+    w = torch.zeros(4, 64)
+    state = fm.ForgeParamState.create(w, "adamw")
+    g = state.rule.make_group(lr=0.1)
+    h1 = state.prepare_step(g)
+    ptr, first = h1.data_ptr(), h1.clone()
+    g["lr"] = 0.2
+    h2 = state.prepare_step(g)
+    assert h2.data_ptr() == ptr, "the scalars must stay in one buffer (CUDA-graph friendly)"
+    assert not torch.equal(first, h2) and state.step == 2
+
+
+@pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
+def test_torch_backend_matches_torch_optim(case):
+    rule, group = case
+    gen = torch.Generator().manual_seed(2)
+    w = torch.randn(33, 70, generator=gen)
+    param = torch.nn.Parameter(w.clone())
+    opt = fm.get_rule(rule).torch_equivalent([param], **group)
+    state = fm.ForgeParamState.create(w, rule, group)
+    g = state.rule.make_group(**group)
+    for _ in range(STEPS):
+        dy, x = grid_tensor(5, 33, generator=gen), grid_tensor(5, 70, generator=gen)
+        param.grad = (dy.double().t() @ x.double()).float()
+        opt.step()
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend="torch")
+    assert_close_verbose(w, param.detach(), rtol=1e-6, atol=1e-6 * param.abs().max().item(), what=rule)
+
+
+def test_lion_reference_matches_the_paper_algorithm():
+    gen = torch.Generator().manual_seed(4)
+    w = torch.randn(8, 64, generator=gen)
+    ref_w, m = w.clone(), torch.zeros_like(w)
+    lr, wd, b1, b2 = 0.01, 0.1, 0.9, 0.99
+    state = fm.ForgeParamState.create(w, "lion", dict(lr=lr, weight_decay=wd, betas=(b1, b2)))
+    g_ = state.rule.make_group(lr=lr, weight_decay=wd, betas=(b1, b2))
+    for _ in range(STEPS):
+        dy, x = grid_tensor(3, 8, generator=gen), grid_tensor(3, 64, generator=gen)
+        grad = dy.t() @ x
+        update = (b1 * m + (1 - b1) * grad).sign()
+        ref_w = ref_w * (1 - lr * wd) - lr * update
+        m = b2 * m + (1 - b2) * grad
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g_), backend="torch")
+    assert_close_verbose(w, ref_w, rtol=1e-6, atol=1e-6, what="lion")
