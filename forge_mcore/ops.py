@@ -354,7 +354,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         fused_wgrad_step_kernel[grid](
             *args, **constexprs,
             BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
-            num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+            SPLIT_N=cfg.split_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
         )
 
     if config is None:

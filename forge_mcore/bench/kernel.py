@@ -86,7 +86,9 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
                        hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)), label
 
 
-def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30) -> Cell:
+def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: list | None = None) -> Cell:
+    """Time one cell. With ``sweep`` (a list), every candidate tile config of the
+    FORGE arm is timed too and appended as (config, ms)."""
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.bench.common import rotation_count, time_graph
@@ -117,6 +119,13 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30) -> Cell
     forge_ms = time_graph(
         [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel) for w, s, h in
          zip(weights, states, hypers)], reps=reps)
+    if sweep is not None:
+        from forge_mcore.kernels.configs import CONFIGS, prune_configs
+
+        for cfg in prune_configs(CONFIGS, M, N, bt, 2):
+            ms = time_graph([lambda w=w, s=s, h=h, c=cfg: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=c)
+                             for w, s, h in zip(weights, states, hypers)], reps=reps)
+            sweep.append(dict(shape=shape, bt=bt, arm=arm, config=str(asdict(cfg)), forge_ms=ms))
     del weights, states, hypers
 
     sink = torch.zeros(1, device=dev)
@@ -210,6 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--arms", default=",".join(ARMS))
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--report", metavar="CSV", help="only regenerate the table and plot from CSV")
+    p.add_argument("--sweep", action="store_true", help="also time every candidate tile config (sweep.csv)")
     args = p.parse_args(argv)
     if args.report:
         print(write_report(args.report, args.out))
@@ -223,19 +233,27 @@ def main(argv: list[str] | None = None) -> None:
     write_json(os.path.join(args.out, "ceilings.json"), {**asdict(ceilings), **environment()})
     print(f"ceilings: copy {ceilings.copy_gbps:.0f} GB/s, cuBLAS bf16 {ceilings.bf16_tflops:.0f} TFLOP/s", flush=True)
     csv_path = os.path.join(args.out, "kernel.csv")
+    sweep: list | None = [] if args.sweep else None
     with open(csv_path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=FIELDS)
         writer.writeheader()
         for shape in args.shapes.split(","):
             for bt in map(int, args.bts.split(",")):
                 for arm in args.arms.split(","):
-                    cell = run_cell(shape, bt, arm, ceilings, reps=args.reps)
+                    cell = run_cell(shape, bt, arm, ceilings, reps=args.reps, sweep=sweep)
                     writer.writerow(asdict(cell))
                     f.flush()
                     print(f"{shape:>12} BT={bt:<6} {arm:<11} forge {cell.forge_ms:.4f} ms  base "
                           f"{cell.baseline_ms:.4f}  x{cell.speedup:.2f}  floor {cell.pct_floor:.0f}%  "
                           f"mainloop {cell.mainloop_eff:.0f}%", flush=True)
                     torch.cuda.empty_cache()
+    if sweep:
+        with open(os.path.join(args.out, "sweep.csv"), "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(sweep[0]))
+            writer.writeheader()
+            writer.writerows(sweep)
+        for row in sorted(sweep, key=lambda r: (r["shape"], r["bt"], r["arm"], r["forge_ms"])):
+            print(f"sweep {row['shape']} BT={row['bt']} {row['arm']}: {row['forge_ms']:.4f} ms {row['config']}")
     print(write_report(csv_path, args.out))
 
 

@@ -56,6 +56,54 @@ def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.co
 
 
 @triton.jit
+def _load_partial(accum_ptr, offs, mask, ACCUM_BF16: tl.constexpr):
+    if ACCUM_BF16:
+        return bf16_to_f32(tl.load(accum_ptr + offs, mask=mask, other=0.0))
+    return tl.load(accum_ptr + offs, mask=mask, other=0.0)
+
+
+@triton.jit
+def _count_nonfinite(acc):
+    finite = (acc == acc) & (tl.abs(acc) < float("inf"))
+    return tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
+
+
+@triton.jit
+def _apply_rule(
+    acc, rm, rn, M, N, NB, w_ptr, master_ptr,
+    s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+    UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
+    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
+    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
+    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
+    HAS_GRAD_SCALE: tl.constexpr,
+):
+    """The epilogue on one (sub-)tile: load weight and state, apply the rule, store."""
+    if HAS_GRAD_SCALE:
+        acc = acc * tl.load(grad_scale_ptr)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
+    w = WEIGHT_LOAD(w_ptr, master_ptr, offs, mask)
+    s0 = acc
+    s1 = acc
+    s2 = acc
+    if HAS_S0:
+        s0 = STATE_LOAD(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, NONNEG_S0)
+    if HAS_S1:
+        s1 = STATE_LOAD(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, NONNEG_S1)
+    if HAS_S2:
+        s2 = STATE_LOAD(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, NONNEG_S2)
+    w, s0, s1, s2 = UPDATE(acc, w, s0, s1, s2, hyper_ptr, VARIANT)
+    WEIGHT_STORE(w_ptr, master_ptr, offs, mask, w, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32))
+    if HAS_S0:
+        STATE_STORE(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, s0, NONNEG_S0)
+    if HAS_S1:
+        STATE_STORE(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, s1, NONNEG_S1)
+    if HAS_S2:
+        STATE_STORE(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, s2, NONNEG_S2)
+
+
+@triton.jit
 def fused_wgrad_step_kernel(
     dy_ptr, x_ptr, w_ptr, master_ptr,
     s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr,
@@ -70,75 +118,87 @@ def fused_wgrad_step_kernel(
     DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT_N: tl.constexpr,
 ):
+    # SPLIT_N = 2 keeps the tile's two column halves in separate accumulators, so
+    # the epilogue's working set (weight, states, temporaries) is half a tile:
+    # the epilogue is what spills registers, not the main loop.
+    HALF: tl.constexpr = BLOCK_N // SPLIT_N
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rn_a = pid_n * BLOCK_N + tl.arange(0, HALF)
+    rn_b = rn_a + HALF
     rk = tl.arange(0, BLOCK_K)
 
     # ---- main loop: G tile = sum over K chunks of dY_k^T X_k, fp32 ----------
     dy_ptrs = dy_ptr + rk[:, None] * stride_dyk + rm[None, :] * stride_dym
-    x_ptrs = x_ptr + rk[:, None] * stride_xk + rn[None, :] * stride_xn
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    xa_ptrs = x_ptr + rk[:, None] * stride_xk + rn_a[None, :] * stride_xn
+    acc_a = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
+    acc_b = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        k_left = K - k * BLOCK_K
-        a = tl.load(dy_ptrs, mask=(rk[:, None] < k_left) & (rm[None, :] < M), other=0.0)
-        b = tl.load(x_ptrs, mask=(rk[:, None] < k_left) & (rn[None, :] < N), other=0.0)
+        k_ok = rk[:, None] < K - k * BLOCK_K
+        a = tl.load(dy_ptrs, mask=k_ok & (rm[None, :] < M), other=0.0)
+        b = tl.load(xa_ptrs, mask=k_ok & (rn_a[None, :] < N), other=0.0)
         if WIDEN_BF16:
             # Triton 3.6's interpreter multiplies bf16 bit patterns as integers in
             # tl.dot; widening first is exact (bf16 products fit fp32), as on the GPU.
             a = bf16_to_f32(a)
             b = bf16_to_f32(b)
-        acc = tl.dot(tl.trans(a), b, acc, input_precision=DOT_PRECISION)
+        a = tl.trans(a)
+        acc_a = tl.dot(a, b, acc_a, input_precision=DOT_PRECISION)
+        if SPLIT_N == 2:
+            b = tl.load(xa_ptrs + HALF * stride_xn, mask=k_ok & (rn_b[None, :] < N), other=0.0)
+            if WIDEN_BF16:
+                b = bf16_to_f32(b)
+            acc_b = tl.dot(a, b, acc_b, input_precision=DOT_PRECISION)
         dy_ptrs += BLOCK_K * stride_dyk
-        x_ptrs += BLOCK_K * stride_xk
+        xa_ptrs += BLOCK_K * stride_xk
 
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    w_offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
     if HAS_ACCUM:
-        if ACCUM_BF16:
-            acc += bf16_to_f32(tl.load(accum_ptr + w_offs, mask=mask, other=0.0))
-        else:
-            acc += tl.load(accum_ptr + w_offs, mask=mask, other=0.0)
+        acc_a += _load_partial(accum_ptr, rm.to(tl.int64)[:, None] * N + rn_a[None, :],
+                               (rm[:, None] < M) & (rn_a[None, :] < N), ACCUM_BF16)
+        if SPLIT_N == 2:
+            acc_b += _load_partial(accum_ptr, rm.to(tl.int64)[:, None] * N + rn_b[None, :],
+                                   (rm[:, None] < M) & (rn_b[None, :] < N), ACCUM_BF16)
 
     if MODE == 2:
-        tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc, axis=1), axis=0))
+        tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a + acc_b, axis=1), axis=0))
     elif MODE == 1:
         # ---- accumulate only: an earlier micro-batch of exact accumulation ----
-        if ACCUM_BF16:
-            tl.store(accum_ptr + w_offs, f32_to_bf16_rne(acc), mask=mask)
-        else:
-            tl.store(accum_ptr + w_offs, acc, mask=mask)
+        _store_partial(accum_ptr, acc_a, rm, rn_a, M, N, ACCUM_BF16)
+        if SPLIT_N == 2:
+            _store_partial(accum_ptr, acc_b, rm, rn_b, M, N, ACCUM_BF16)
     else:
         # ---- non-finite guard: a bad tile writes nothing but its count ------
         # (masked rows/columns accumulated zeros, so they never trip it)
-        finite = (acc == acc) & (tl.abs(acc) < float("inf"))
-        n_bad = tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
+        n_bad = _count_nonfinite(acc_a)
+        if SPLIT_N == 2:
+            n_bad += _count_nonfinite(acc_b)
         if n_bad > 0:
             tl.atomic_add(nonfinite_ptr, 1)
         else:
             # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
-            tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc * acc, axis=1), axis=0))
-            if HAS_GRAD_SCALE:
-                acc = acc * tl.load(grad_scale_ptr)
+            tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0))
+            _apply_rule(
+                acc_a, rm, rn_a, M, N, NB, w_ptr, master_ptr,
+                s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+                UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
+                NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
+            )
+            if SPLIT_N == 2:
+                _apply_rule(
+                    acc_b, rm, rn_b, M, N, NB, w_ptr, master_ptr,
+                    s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+                    UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
+                    NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
+                )
 
-            # ---- epilogue: load weight + state tiles, apply the rule, store ----
-            w = WEIGHT_LOAD(w_ptr, master_ptr, w_offs, mask)
-            s0 = acc
-            s1 = acc
-            s2 = acc
-            if HAS_S0:
-                s0 = STATE_LOAD(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, NONNEG_S0)
-            if HAS_S1:
-                s1 = STATE_LOAD(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, NONNEG_S1)
-            if HAS_S2:
-                s2 = STATE_LOAD(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, NONNEG_S2)
-            w, s0, s1, s2 = UPDATE(acc, w, s0, s1, s2, hyper_ptr, VARIANT)
-            seed = tl.load(hyper_ptr + SEED_INDEX).to(tl.int32)
-            WEIGHT_STORE(w_ptr, master_ptr, w_offs, mask, w, seed)
-            if HAS_S0:
-                STATE_STORE(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, s0, NONNEG_S0)
-            if HAS_S1:
-                STATE_STORE(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, s1, NONNEG_S1)
-            if HAS_S2:
-                STATE_STORE(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, s2, NONNEG_S2)
+
+@triton.jit
+def _store_partial(accum_ptr, acc, rm, rn, M, N, ACCUM_BF16: tl.constexpr):
+    offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if ACCUM_BF16:
+        tl.store(accum_ptr + offs, f32_to_bf16_rne(acc), mask=mask)
+    else:
+        tl.store(accum_ptr + offs, acc, mask=mask)

@@ -18,7 +18,7 @@ from tests.unit.test_fused_kernel import check_states, check_weights, run_both
 pytestmark = pytest.mark.gpu
 
 # Parity does not depend on the tile config; a fixed one keeps compile time down.
-FIXED = TileConfig(128, 128, 64, 8, 8, 3)
+FIXED = TileConfig(128, 128, 64, 8, 8, 3, split_n=2)
 STEPS = 3
 REAL_SHAPES = [(4096, 4096), (12288, 4096), (4096, 12288), (151936, 4096)]
 
@@ -27,8 +27,9 @@ def _run_and_check(rule, group, codec, store, shape, steps=STEPS, dtype=torch.bf
     # grid_scale 8: sums of up to 4096 products of multiples of 1/8 stay exact in fp32
     w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(rule, group, codec, store, shape, steps=steps, dtype=dtype,
                                                     device="cuda", config=FIXED, grid_scale=grid_scale)
-    check_states(s_tr, s_ref, codec, steps)
-    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], steps)
+    # run_both teacher-forces on the GPU and checks every step; the final states once more:
+    check_states(s_tr, s_ref, codec, 1)
+    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], steps, teacher_forced=True)
 
 
 @pytest.mark.parametrize("bt", [512, 4096])
@@ -36,7 +37,7 @@ def _run_and_check(rule, group, codec, store, shape, steps=STEPS, dtype=torch.bf
 @pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16"),
                                          ("fp32", "fp32_master")])
 def test_adamw_parity_at_real_shapes(shape, bt, codec, store):
-    _run_and_check("adamw", dict(lr=1e-3, weight_decay=0.01), codec, store, (*shape, bt))
+    _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, store, (*shape, bt))
 
 
 @pytest.mark.parametrize("case", RULE_CASES, ids=case_id)

@@ -49,8 +49,9 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
     """Run the same steps through Triton and through the torch reference.
 
     With the stochastic-rounding store the two sides draw different random bits,
-    so the reference restarts each step from the Triton side's weight and state
-    (teacher forcing) and every step is checked on its own.
+    and on the GPU fused multiply-adds round differently from torch, so there the
+    reference restarts each step from the Triton side's weight and state (teacher
+    forcing) and every step is checked on its own, with one step's tolerance.
     """
     M, N, K = shape
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -65,7 +66,7 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
                                                                                  device=device))
     expected_sumsq = 0.0
     before = ops.launch_counts["triton"]
-    teacher_force = store == "bf16_sr"
+    teacher_force = store == "bf16_sr" or device != "cpu"
     for _ in range(steps):
         dy = grid_tensor(K, M, generator=gen, dtype=dtype, scale=grid_scale, device=device)
         x = grid_tensor(K, N, generator=gen, dtype=dtype, scale=grid_scale, device=device)
@@ -77,13 +78,16 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
         fm.fused_wgrad_step(dy, x, w_ref, s_ref, s_ref.prepare_step(g), backend="torch", config=config)
         if teacher_force:
             check_states(s_tr, s_ref, codec, 1)
-            # Either neighbour of the exact value is a correct stochastic rounding.
-            assert_close_verbose(w_tr.float(), w_ref.float(), rtol=2**-7, atol=1e-30, what="weight (SR)")
+            # One rounding apart at most (for SR: either neighbour of the exact value is correct).
+            assert_close_verbose(w_tr.float(), w_ref.float(), rtol=2**-7 if wdtype == torch.bfloat16 else 1e-6,
+                                 atol=1e-6 * w_ref.float().abs().max().item(), what="weight")
     assert ops.launch_counts["triton"] - before == steps, "the Triton path did not run"
     for buf, gsize in guards:
         assert margins_intact(buf, gsize), "a write landed outside its tensor (mask error)"
     assert tel.nonfinite_tiles.item() == 7, "finite gradients were counted as skipped tiles"
-    assert abs((tel.sumsq.item() - SENTINEL) - expected_sumsq) <= 1e-5 * expected_sumsq
+    # fp32 atomics in any order: ~1e-6 relative on the CPU, more over thousands of GPU tiles
+    tol = 1e-5 if device == "cpu" else 1e-4
+    assert abs((tel.sumsq.item() - SENTINEL) - expected_sumsq) <= tol * expected_sumsq, "sum of g^2 telemetry"
     return w0, (w_tr, s_tr), (w_ref, s_ref), g
 
 
@@ -123,10 +127,10 @@ def check_states(s_tr, s_ref, codec, steps):
             assert (err > 0.5 * step).float().mean().item() <= 0.02, f"{spec.name}: more than 2% of codes differ"
 
 
-def check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps):
+def check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps, teacher_forced=False):
     moved = (w_ref.float() - w0.float()).abs()
     assert moved.max() > 0, "the reference did not move the weight"
-    if store == "bf16_sr":
+    if store == "bf16_sr" or teacher_forced:
         return  # checked step by step in run_both
     scale = w_ref.float().abs().max().item()
     if codec in ("fp32", "bf16"):

@@ -8,7 +8,7 @@ import torch
 
 import forge_mcore as fm
 from forge_mcore import ops
-from forge_mcore.kernels.configs import INTERPRETER_CONFIG
+from forge_mcore.kernels.configs import TileConfig
 from tests.helpers import assert_close_verbose, grid_tensor
 
 BACKENDS = ["triton", "torch"]
@@ -119,28 +119,33 @@ def _poison_one_element(dy, x, m0, n0, kind):
         dy[1, m0], x[1, n0] = -big, big  # inf + (-inf) = nan
 
 
+TILES = [TileConfig(32, 64, 16, 2, 1, 1), TileConfig(32, 128, 16, 2, 1, 1, split_n=2)]
+
+
+@pytest.mark.parametrize("tile", TILES, ids=["32x64", "32x128-split"])
 @pytest.mark.parametrize("kind", ["inf", "nan"])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind):
+def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind, tile):
     w, state, g, gen = _setup("adamw", "int8", "fp32", {"lr": 0.01, "weight_decay": 0.1})
     dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
-    m0, n0 = 70, 100  # tile (2, 1) of the 32 x 64 grid
+    m0, n0 = 70, 100  # in tile (2, 1) of a 32 x 64 grid, tile (2, 0) of a 32 x 128 grid
     _poison_one_element(dy, x, m0, n0, kind)
     before = _snapshot(w, state)
     tel = fm.StepTelemetry.zeros("cpu")
-    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), telemetry=tel, backend=backend,
-                        config=INTERPRETER_CONFIG)
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), telemetry=tel, backend=backend, config=tile)
     assert tel.nonfinite_tiles.item() == 1
-    rows, cols = slice(64, 96), slice(64, 128)
-    tile = torch.zeros(M, N, dtype=torch.bool)
-    tile[rows, cols] = True
+    r0, c0 = m0 // tile.block_m * tile.block_m, n0 // tile.block_n * tile.block_n
+    rows, cols = slice(r0, r0 + tile.block_m), slice(c0, c0 + tile.block_n)
+    in_tile = torch.zeros(M, N, dtype=torch.bool)
+    in_tile[rows, cols] = True
     after = _snapshot(w, state)
     for old, new in zip(before[:1], after[:1]):  # the weight: every element outside the tile moved
-        assert torch.equal(new[tile], old[tile]), "the poisoned tile's weight changed"
-        assert (new[~tile] != old[~tile]).all(), "a healthy tile was not updated"
+        assert torch.equal(new[in_tile], old[in_tile]), "the poisoned tile's weight changed"
+        assert (new[~in_tile] != old[~in_tile]).all(), "a healthy tile was not updated"
     for s, old_slot in zip([s for s in state.slots if s is not None], _pairs(before[1:])):
         assert torch.equal(s.data[rows, cols].view(torch.uint8), old_slot[0][rows, cols].view(torch.uint8))
-        assert torch.equal(s.scale[rows, 1:2], old_slot[1][rows, 1:2]), "the poisoned tile's scales changed"
+        blocks = slice(c0 // 64, (c0 + tile.block_n) // 64)
+        assert torch.equal(s.scale[rows, blocks], old_slot[1][rows, blocks]), "the poisoned tile's scales changed"
     g_ref = ops.reference_gradient(dy, x)
     g_ref[rows, cols] = 0
     assert abs(tel.sumsq.item() - float(g_ref.double().pow(2).sum())) <= 1e-5 * float(g_ref.double().pow(2).sum())
