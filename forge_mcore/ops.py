@@ -336,20 +336,26 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     )
     hyper = hyper if hyper is not None else telemetry.sumsq  # never read in accumulate mode
 
+    constexprs["USE_TMA"] = _tma_eligible(dy, x, ops_)
+
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
-        dummy = o.weight  # stands in for absent pointers; never dereferenced
-        state_ptrs = []
+        half = cfg.block_n // cfg.split_n
+        tiles = _TileSources(cfg, constexprs["USE_TMA"])
+        weight_src = tiles.tile(o.weight)  # also stands in for absent tensors; never dereferenced
+        state_args = []
         for pair in o.states:
             data, scale = pair if pair is not None else (None, None)
-            state_ptrs += [data if data is not None else dummy, scale if scale is not None else dummy]
+            state_args += [tiles.tile(data) if data is not None else weight_src,
+                           scale if scale is not None else o.sumsq]
         args = (
-            dy_, x, o.weight, o.master if o.master is not None else dummy, *state_ptrs,
-            hyper, o.sumsq, o.nonfinite, o.accum if o.accum is not None else dummy,
+            tiles.slab(dy_, cfg.block_m), tiles.slab(x, half), weight_src,
+            tiles.tile(o.master) if o.master is not None else weight_src, *state_args,
+            hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum) if o.accum is not None else weight_src,
             grad_scale if grad_scale is not None else o.sumsq,
             rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
         if launch_observer is not None:
-            launch_observer(cfg, tuple(a for a in args if not isinstance(a, torch.Tensor)), constexprs)
+            launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), constexprs)
         grid = (triton_cdiv(rows, cfg.block_m) * triton_cdiv(N, cfg.block_n),)
         fused_wgrad_step_kernel[grid](
             *args, **constexprs,
@@ -360,6 +366,48 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     if config is None:
         config = _select_config(dy, weight, state, accum, launch, ops_)
     launch(config, ops_, M, dy)
+
+
+class _TileSources:
+    """What the kernel reads its tiles through: TMA descriptors sized for ``cfg``, or the tensors."""
+
+    def __init__(self, cfg: TileConfig, use_tma: bool) -> None:
+        self.cfg, self.use_tma = cfg, use_tma
+        self.half = cfg.block_n // cfg.split_n
+
+    def slab(self, t: torch.Tensor, width: int):
+        """dY or X: (BT, features), read in BLOCK_K x width slabs."""
+        if not self.use_tma:
+            return t
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        return TensorDescriptor.from_tensor(t, [self.cfg.block_k, width])
+
+    def tile(self, t: torch.Tensor):
+        """Weight, master, state codes, accumulator: (out, in), read in BLOCK_M x half tiles."""
+        if not self.use_tma:
+            return t
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        return TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
+
+
+def _tma_ok(t: torch.Tensor | None) -> bool:
+    # The copy engine needs 16-byte aligned bases and row pitches and unit inner strides.
+    return t is None or (t.dim() == 2 and t.stride(1) == 1 and (t.stride(0) * t.element_size()) % 16 == 0
+                         and t.data_ptr() % 16 == 0)
+
+
+def _tma_eligible(dy: torch.Tensor, x: torch.Tensor, o: "_Operands") -> bool:
+    """Tensor descriptors for this launch: Hopper or newer (or the interpreter), every
+    tile tensor aligned; ``FORGE_TMA=0`` forces the pointer path."""
+    if os.environ.get("FORGE_TMA", "1") == "0":
+        return False
+    hopper = dy.device.type == "cuda" and torch.cuda.get_device_capability(dy.device)[0] >= 9
+    if not (hopper or interpreter_active()):
+        return False
+    tensors = [dy, x, o.weight, o.master, o.accum] + [pair[0] for pair in o.states if pair is not None]
+    return all(_tma_ok(t) for t in tensors)
 
 
 def triton_cdiv(a: int, b: int) -> int:

@@ -2,10 +2,11 @@
 
 A state codec is a pair of ``@triton.jit`` helpers plus its torch twin:
 
-* ``triton_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG) -> fp32 tile`` and
-  ``triton_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG)`` work on the tile
-  with rows ``rm`` and columns ``rn`` of an ``M x N`` row-major state whose
-  block scales (if any) form an ``M x NB`` row-major array;
+* ``triton_load(src, scale_ptr, om, on, M, N, NB, BM, BN, NONNEG, USE_TMA) -> fp32 tile``
+  and ``triton_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG, USE_TMA)`` work
+  on the tile whose corner is (om, on) of an ``M x N`` row-major state (a TMA
+  descriptor or a pointer, see ``kernels/tile_io.py``) whose block scales (if
+  any) form an ``M x NB`` row-major array read through plain pointers;
 * ``zeros / decode / encode_`` do the same on whole tensors in torch.
 
 Encoding is tile-local by construction: a scale block never crosses a tile

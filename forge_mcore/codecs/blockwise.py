@@ -27,7 +27,7 @@ import triton
 import triton.language as tl
 
 from .base import EncodedState, StateCodec, register
-from .plain import _tile_offsets
+from ..kernels.tile_io import load_tile, store_tile, tile_index
 
 BLOCK = 64
 FP8_MAX = 448.0
@@ -35,72 +35,83 @@ FP8_MIN_SUBNORMAL = 2.0**-9
 
 
 @triton.jit
-def _scale_offsets(rm, rn, M, NB, BLOCK: tl.constexpr):
-    # One entry per (row, block) of the tile; tiles are a whole number of blocks wide.
-    cb = tl.min(tl.reshape(rn, (rn.shape[0] // BLOCK, BLOCK)), 1) // BLOCK
+def _scale_index(om, on, M, NB, BM: tl.constexpr, BN: tl.constexpr):
+    # One entry per (row, 64-wide block) of the tile; tiles are a whole number of blocks wide.
+    rm = om + tl.arange(0, BM)
+    cb = on // 64 + tl.arange(0, BN // 64)
     return rm.to(tl.int64)[:, None] * NB + cb[None, :], (rm[:, None] < M) & (cb[None, :] < NB)
 
 
 @triton.jit
-def _load_scales(scale_ptr, rm, rn, M, N, NB, BLOCK: tl.constexpr):
+def _expanded_scales(scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr):
+    # The scale of every element's block, gathered (the 64 elements of a block share one address).
+    rm = om + tl.arange(0, BM)
+    rn = on + tl.arange(0, BN)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
-    return tl.load(scale_ptr + rm.to(tl.int64)[:, None] * NB + (rn // BLOCK)[None, :], mask=mask, other=0.0)
+    return tl.load(scale_ptr + rm.to(tl.int64)[:, None] * NB + (rn // 64)[None, :], mask=mask, other=0.0)
 
 
 @triton.jit
-def _block_absmax(u, BLOCK: tl.constexpr):
-    u3 = tl.reshape(u, (u.shape[0], u.shape[1] // BLOCK, BLOCK))
+def _zero_outside(x, om, on, M, N):
+    # Elements past the tensor's edge must not raise their block's absmax.
+    _, mask = tile_index(om, on, M, N, x.shape[0], x.shape[1])
+    return tl.where(mask, x, 0.0)
+
+
+@triton.jit
+def _block_absmax(u):
+    u3 = tl.reshape(u, (u.shape[0], u.shape[1] // 64, 64))
     return u3, tl.max(tl.abs(u3), 2)
 
 
 @triton.jit
-def int8_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    x = tl.load(ptr + offs, mask=mask, other=0).to(tl.float32) * _load_scales(scale_ptr, rm, rn, M, N, NB, 64)
+def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
+              USE_TMA: tl.constexpr):
+    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA).to(tl.float32)
+    x = codes * _expanded_scales(scale_ptr, om, on, M, N, NB, BM, BN)
     if NONNEG:
         x = x * x
     return x
 
 
 @triton.jit
-def int8_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    x = tl.where(mask, x, 0.0)
+def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
+    x = _zero_outside(x, om, on, M, N)
     if NONNEG:
         qmax = 255.0
         x = tl.sqrt_rn(tl.maximum(x, 0.0))
     else:
         qmax = 127.0
-    u3, absmax = _block_absmax(x, 64)
+    u3, absmax = _block_absmax(x)
     inv = tl.where(absmax > 0, tl.div_rn(qmax + tl.zeros_like(absmax), absmax), 0.0)
     q = tl.floor(u3 * inv[:, :, None] + 0.5)
     if NONNEG:
         codes = tl.where(u3 > 0, tl.minimum(tl.maximum(q, 1.0), 255.0), 0.0).to(tl.uint8)
     else:
         codes = tl.minimum(tl.maximum(q, -127.0), 127.0).to(tl.int8)
-    tl.store(ptr + offs, tl.reshape(codes, (x.shape[0], x.shape[1])), mask=mask)
-    soffs, smask = _scale_offsets(rm, rn, M, NB, 64)
+    store_tile(dst, om, on, M, N, tl.reshape(codes, (x.shape[0], x.shape[1])), USE_TMA)
+    soffs, smask = _scale_index(om, on, M, NB, x.shape[0], x.shape[1])
     tl.store(scale_ptr + soffs, tl.div_rn(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
 
 
 @triton.jit
-def fp8_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    return tl.load(ptr + offs, mask=mask, other=0.0).to(tl.float32) * _load_scales(scale_ptr, rm, rn, M, N, NB, 64)
+def fp8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
+             USE_TMA: tl.constexpr):
+    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA).to(tl.float32)
+    return codes * _expanded_scales(scale_ptr, om, on, M, N, NB, BM, BN)
 
 
 @triton.jit
-def fp8_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    x = tl.where(mask, x, 0.0)
-    u3, absmax = _block_absmax(x, 64)
+def fp8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
+    x = _zero_outside(x, om, on, M, N)
+    u3, absmax = _block_absmax(x)
     inv = tl.where(absmax > 0, tl.div_rn(448.0 + tl.zeros_like(absmax), absmax), 0.0)
     q = tl.minimum(tl.maximum(u3 * inv[:, :, None], -448.0), 448.0)
     if NONNEG:
         q = tl.where(u3 > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
     codes = q.to(tl.float8e4nv, fp_downcast_rounding="rtne")
-    tl.store(ptr + offs, tl.reshape(codes, (x.shape[0], x.shape[1])), mask=mask)
-    soffs, smask = _scale_offsets(rm, rn, M, NB, 64)
+    store_tile(dst, om, on, M, N, tl.reshape(codes, (x.shape[0], x.shape[1])), USE_TMA)
+    soffs, smask = _scale_index(om, on, M, NB, x.shape[0], x.shape[1])
     tl.store(scale_ptr + soffs, tl.div_rn(absmax, 448.0 + tl.zeros_like(absmax)), mask=smask)
 
 

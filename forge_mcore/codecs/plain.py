@@ -6,37 +6,31 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tile_io import load_tile, store_tile
 from ..kernels.tl_bits import bf16_to_f32, f32_to_bf16_rne
 from .base import EncodedState, StateCodec, register
 
 
 @triton.jit
-def _tile_offsets(rm, rn, M, N):
-    return rm.to(tl.int64)[:, None] * N + rn[None, :], (rm[:, None] < M) & (rn[None, :] < N)
+def fp32_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
+              USE_TMA: tl.constexpr):
+    return load_tile(src, om, on, M, N, BM, BN, USE_TMA)
 
 
 @triton.jit
-def fp32_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    return tl.load(ptr + offs, mask=mask, other=0.0)
+def fp32_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
+    store_tile(dst, om, on, M, N, x, USE_TMA)
 
 
 @triton.jit
-def fp32_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    tl.store(ptr + offs, x, mask=mask)
+def bf16_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
+              USE_TMA: tl.constexpr):
+    return bf16_to_f32(load_tile(src, om, on, M, N, BM, BN, USE_TMA))
 
 
 @triton.jit
-def bf16_load(ptr, scale_ptr, rm, rn, M, N, NB, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    return bf16_to_f32(tl.load(ptr + offs, mask=mask, other=0.0))
-
-
-@triton.jit
-def bf16_store(ptr, scale_ptr, rm, rn, M, N, NB, x, NONNEG: tl.constexpr):
-    offs, mask = _tile_offsets(rm, rn, M, N)
-    tl.store(ptr + offs, f32_to_bf16_rne(x), mask=mask)
+def bf16_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
+    store_tile(dst, om, on, M, N, f32_to_bf16_rne(x), USE_TMA)
 
 
 class _PlainCodec(StateCodec):

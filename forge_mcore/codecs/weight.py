@@ -21,43 +21,46 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tile_io import load_tile, store_tile, tile_index
 from ..kernels.tl_bits import bf16_to_f32, f32_to_bf16_rne, f32_to_bf16_stochastic
 
 
 @triton.jit
-def fp32_weight_load(w_ptr, master_ptr, offs, mask):
-    return tl.load(w_ptr + offs, mask=mask)
+def fp32_weight_load(w, master, om, on, M, N, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
+    return load_tile(w, om, on, M, N, BM, BN, USE_TMA)
 
 
 @triton.jit
-def fp32_weight_store(w_ptr, master_ptr, offs, mask, w, seed):
-    tl.store(w_ptr + offs, w, mask=mask)
+def fp32_weight_store(w, master, om, on, M, N, x, seed, USE_TMA: tl.constexpr):
+    store_tile(w, om, on, M, N, x, USE_TMA)
 
 
 @triton.jit
-def bf16_weight_load(w_ptr, master_ptr, offs, mask):
-    return bf16_to_f32(tl.load(w_ptr + offs, mask=mask))
+def bf16_weight_load(w, master, om, on, M, N, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
+    return bf16_to_f32(load_tile(w, om, on, M, N, BM, BN, USE_TMA))
 
 
 @triton.jit
-def bf16_weight_store(w_ptr, master_ptr, offs, mask, w, seed):
-    tl.store(w_ptr + offs, f32_to_bf16_rne(w), mask=mask)
+def bf16_weight_store(w, master, om, on, M, N, x, seed, USE_TMA: tl.constexpr):
+    store_tile(w, om, on, M, N, f32_to_bf16_rne(x), USE_TMA)
 
 
 @triton.jit
-def bf16_sr_weight_store(w_ptr, master_ptr, offs, mask, w, seed):
-    tl.store(w_ptr + offs, f32_to_bf16_stochastic(w, seed, offs.to(tl.uint32)), mask=mask)
+def bf16_sr_weight_store(w, master, om, on, M, N, x, seed, USE_TMA: tl.constexpr):
+    # The element's global offset seeds its random bits: independent per element and step.
+    offs, _ = tile_index(om, on, M, N, x.shape[0], x.shape[1])
+    store_tile(w, om, on, M, N, f32_to_bf16_stochastic(x, seed, offs.to(tl.uint32)), USE_TMA)
 
 
 @triton.jit
-def master_weight_load(w_ptr, master_ptr, offs, mask):
-    return tl.load(master_ptr + offs, mask=mask)
+def master_weight_load(w, master, om, on, M, N, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
+    return load_tile(master, om, on, M, N, BM, BN, USE_TMA)
 
 
 @triton.jit
-def master_weight_store(w_ptr, master_ptr, offs, mask, w, seed):
-    tl.store(master_ptr + offs, w, mask=mask)
-    tl.store(w_ptr + offs, f32_to_bf16_rne(w), mask=mask)
+def master_weight_store(w, master, om, on, M, N, x, seed, USE_TMA: tl.constexpr):
+    store_tile(master, om, on, M, N, x, USE_TMA)
+    store_tile(w, om, on, M, N, f32_to_bf16_rne(x), USE_TMA)
 
 
 class WeightStore:

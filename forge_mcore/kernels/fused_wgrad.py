@@ -32,6 +32,7 @@ weight and state stay bit-identical. No host synchronisation is involved.
 import triton
 import triton.language as tl
 
+from .tile_io import load_tile, store_tile
 from .tl_bits import bf16_to_f32, f32_to_bf16_rne
 
 MODE_STEP = 0
@@ -56,58 +57,67 @@ def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.co
 
 
 @triton.jit
-def _load_partial(accum_ptr, offs, mask, ACCUM_BF16: tl.constexpr):
-    if ACCUM_BF16:
-        return bf16_to_f32(tl.load(accum_ptr + offs, mask=mask, other=0.0))
-    return tl.load(accum_ptr + offs, mask=mask, other=0.0)
-
-
-@triton.jit
 def _count_nonfinite(acc):
     finite = (acc == acc) & (tl.abs(acc) < float("inf"))
     return tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
 
 
 @triton.jit
+def _add_partial(acc, accum, om, on, M, N, ACCUM_BF16: tl.constexpr, USE_TMA: tl.constexpr):
+    part = load_tile(accum, om, on, M, N, acc.shape[0], acc.shape[1], USE_TMA)
+    if ACCUM_BF16:
+        part = bf16_to_f32(part)
+    return acc + part
+
+
+@triton.jit
+def _store_partial(accum, acc, om, on, M, N, ACCUM_BF16: tl.constexpr, USE_TMA: tl.constexpr):
+    if ACCUM_BF16:
+        store_tile(accum, om, on, M, N, f32_to_bf16_rne(acc), USE_TMA)
+    else:
+        store_tile(accum, om, on, M, N, acc, USE_TMA)
+
+
+@triton.jit
 def _apply_rule(
-    acc, rm, rn, M, N, NB, w_ptr, master_ptr,
-    s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+    acc, om, on, M, N, NB, w, master,
+    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
     UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
     HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
     NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
     WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
-    HAS_GRAD_SCALE: tl.constexpr,
+    HAS_GRAD_SCALE: tl.constexpr, USE_TMA: tl.constexpr,
 ):
     """The epilogue on one (sub-)tile: load weight and state, apply the rule, store."""
+    BM: tl.constexpr = acc.shape[0]
+    BN: tl.constexpr = acc.shape[1]
     if HAS_GRAD_SCALE:
         acc = acc * tl.load(grad_scale_ptr)
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
-    w = WEIGHT_LOAD(w_ptr, master_ptr, offs, mask)
-    s0 = acc
-    s1 = acc
-    s2 = acc
+    wt = WEIGHT_LOAD(w, master, om, on, M, N, BM, BN, USE_TMA)
+    v0 = acc
+    v1 = acc
+    v2 = acc
     if HAS_S0:
-        s0 = STATE_LOAD(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, NONNEG_S0)
+        v0 = STATE_LOAD(s0, s0_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S0, USE_TMA)
     if HAS_S1:
-        s1 = STATE_LOAD(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, NONNEG_S1)
+        v1 = STATE_LOAD(s1, s1_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S1, USE_TMA)
     if HAS_S2:
-        s2 = STATE_LOAD(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, NONNEG_S2)
-    w, s0, s1, s2 = UPDATE(acc, w, s0, s1, s2, hyper_ptr, VARIANT)
-    WEIGHT_STORE(w_ptr, master_ptr, offs, mask, w, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32))
+        v2 = STATE_LOAD(s2, s2_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S2, USE_TMA)
+    wt, v0, v1, v2 = UPDATE(acc, wt, v0, v1, v2, hyper_ptr, VARIANT)
+    WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), USE_TMA)
     if HAS_S0:
-        STATE_STORE(s0_ptr, s0_scale_ptr, rm, rn, M, N, NB, s0, NONNEG_S0)
+        STATE_STORE(s0, s0_scale_ptr, om, on, M, N, NB, v0, NONNEG_S0, USE_TMA)
     if HAS_S1:
-        STATE_STORE(s1_ptr, s1_scale_ptr, rm, rn, M, N, NB, s1, NONNEG_S1)
+        STATE_STORE(s1, s1_scale_ptr, om, on, M, N, NB, v1, NONNEG_S1, USE_TMA)
     if HAS_S2:
-        STATE_STORE(s2_ptr, s2_scale_ptr, rm, rn, M, N, NB, s2, NONNEG_S2)
+        STATE_STORE(s2, s2_scale_ptr, om, on, M, N, NB, v2, NONNEG_S2, USE_TMA)
 
 
 @triton.jit
 def fused_wgrad_step_kernel(
-    dy_ptr, x_ptr, w_ptr, master_ptr,
-    s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr,
-    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum_ptr, grad_scale_ptr,
+    dy, x, w, master,
+    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
+    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr,
     M, N, K, NB,
     stride_dyk, stride_dym, stride_xk, stride_xn,
     UPDATE: tl.constexpr, VARIANT: tl.constexpr,
@@ -118,27 +128,34 @@ def fused_wgrad_step_kernel(
     DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_N: tl.constexpr,
+    SPLIT_N: tl.constexpr, USE_TMA: tl.constexpr,
 ):
+    # dy, x, w, master, s0..s2, accum: TMA descriptors (USE_TMA) or plain pointers.
     # SPLIT_N = 2 keeps the tile's two column halves in separate accumulators, so
-    # the epilogue's working set (weight, states, temporaries) is half a tile:
-    # the epilogue is what spills registers, not the main loop.
+    # the epilogue's working set (weight, states, temporaries) is half a tile.
     HALF: tl.constexpr = BLOCK_N // SPLIT_N
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn_a = pid_n * BLOCK_N + tl.arange(0, HALF)
-    rn_b = rn_a + HALF
+    om = pid_m * BLOCK_M
+    on_a = pid_n * BLOCK_N
+    on_b = on_a + HALF
+    rm = om + tl.arange(0, BLOCK_M)
+    rn_a = on_a + tl.arange(0, HALF)
     rk = tl.arange(0, BLOCK_K)
 
     # ---- main loop: G tile = sum over K chunks of dY_k^T X_k, fp32 ----------
-    dy_ptrs = dy_ptr + rk[:, None] * stride_dyk + rm[None, :] * stride_dym
-    xa_ptrs = x_ptr + rk[:, None] * stride_xk + rn_a[None, :] * stride_xn
+    if not USE_TMA:
+        dy_ptrs = dy + rk[:, None] * stride_dyk + rm[None, :] * stride_dym
+        xa_ptrs = x + rk[:, None] * stride_xk + rn_a[None, :] * stride_xn
     acc_a = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
     acc_b = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        k_ok = rk[:, None] < K - k * BLOCK_K
-        a = tl.load(dy_ptrs, mask=k_ok & (rm[None, :] < M), other=0.0)
-        b = tl.load(xa_ptrs, mask=k_ok & (rn_a[None, :] < N), other=0.0)
+        if USE_TMA:
+            a = dy.load([k * BLOCK_K, om])
+            b = x.load([k * BLOCK_K, on_a])
+        else:
+            k_ok = rk[:, None] < K - k * BLOCK_K
+            a = tl.load(dy_ptrs, mask=k_ok & (rm[None, :] < M), other=0.0)
+            b = tl.load(xa_ptrs, mask=k_ok & (rn_a[None, :] < N), other=0.0)
         if WIDEN_BF16:
             # Triton 3.6's interpreter multiplies bf16 bit patterns as integers in
             # tl.dot; widening first is exact (bf16 products fit fp32), as on the GPU.
@@ -147,30 +164,32 @@ def fused_wgrad_step_kernel(
         a = tl.trans(a)
         acc_a = tl.dot(a, b, acc_a, input_precision=DOT_PRECISION)
         if SPLIT_N == 2:
-            b = tl.load(xa_ptrs + HALF * stride_xn, mask=k_ok & (rn_b[None, :] < N), other=0.0)
+            if USE_TMA:
+                b = x.load([k * BLOCK_K, on_b])
+            else:
+                b = tl.load(xa_ptrs + HALF * stride_xn, mask=k_ok & (rn_a[None, :] + HALF < N), other=0.0)
             if WIDEN_BF16:
                 b = bf16_to_f32(b)
             acc_b = tl.dot(a, b, acc_b, input_precision=DOT_PRECISION)
-        dy_ptrs += BLOCK_K * stride_dyk
-        xa_ptrs += BLOCK_K * stride_xk
+        if not USE_TMA:
+            dy_ptrs += BLOCK_K * stride_dyk
+            xa_ptrs += BLOCK_K * stride_xk
 
     if HAS_ACCUM:
-        acc_a += _load_partial(accum_ptr, rm.to(tl.int64)[:, None] * N + rn_a[None, :],
-                               (rm[:, None] < M) & (rn_a[None, :] < N), ACCUM_BF16)
+        acc_a = _add_partial(acc_a, accum, om, on_a, M, N, ACCUM_BF16, USE_TMA)
         if SPLIT_N == 2:
-            acc_b += _load_partial(accum_ptr, rm.to(tl.int64)[:, None] * N + rn_b[None, :],
-                                   (rm[:, None] < M) & (rn_b[None, :] < N), ACCUM_BF16)
+            acc_b = _add_partial(acc_b, accum, om, on_b, M, N, ACCUM_BF16, USE_TMA)
 
     if MODE == 2:
         tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a + acc_b, axis=1), axis=0))
     elif MODE == 1:
         # ---- accumulate only: an earlier micro-batch of exact accumulation ----
-        _store_partial(accum_ptr, acc_a, rm, rn_a, M, N, ACCUM_BF16)
+        _store_partial(accum, acc_a, om, on_a, M, N, ACCUM_BF16, USE_TMA)
         if SPLIT_N == 2:
-            _store_partial(accum_ptr, acc_b, rm, rn_b, M, N, ACCUM_BF16)
+            _store_partial(accum, acc_b, om, on_b, M, N, ACCUM_BF16, USE_TMA)
     else:
         # ---- non-finite guard: a bad tile writes nothing but its count ------
-        # (masked rows/columns accumulated zeros, so they never trip it)
+        # (out-of-bounds rows/columns accumulated zeros, so they never trip it)
         n_bad = _count_nonfinite(acc_a)
         if SPLIT_N == 2:
             n_bad += _count_nonfinite(acc_b)
@@ -180,25 +199,16 @@ def fused_wgrad_step_kernel(
             # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
             tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0))
             _apply_rule(
-                acc_a, rm, rn_a, M, N, NB, w_ptr, master_ptr,
-                s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+                acc_a, om, on_a, M, N, NB, w, master,
+                s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
                 UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
+                NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, USE_TMA,
             )
             if SPLIT_N == 2:
                 _apply_rule(
-                    acc_b, rm, rn_b, M, N, NB, w_ptr, master_ptr,
-                    s0_ptr, s0_scale_ptr, s1_ptr, s1_scale_ptr, s2_ptr, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+                    acc_b, om, on_b, M, N, NB, w, master,
+                    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
                     UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
                     NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
+                    USE_TMA,
                 )
-
-
-@triton.jit
-def _store_partial(accum_ptr, acc, rm, rn, M, N, ACCUM_BF16: tl.constexpr):
-    offs = rm.to(tl.int64)[:, None] * N + rn[None, :]
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    if ACCUM_BF16:
-        tl.store(accum_ptr + offs, f32_to_bf16_rne(acc), mask=mask)
-    else:
-        tl.store(accum_ptr + offs, acc, mask=mask)

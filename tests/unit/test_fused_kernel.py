@@ -17,7 +17,9 @@ from forge_mcore.kernels.configs import INTERPRETER_CONFIG
 from tests.helpers import assert_close_verbose, grid_tensor, guarded_empty, margins_intact
 from tests.unit.cases import RULE_CASES, STEPS, case_id
 
-SHAPES = [(130, 70, 37), (96, 196, 1)]  # (out, in, BT): partial tiles, a tail codec block, BT 1
+# (out, in, BT): partial tiles, a tail codec block, BT 1 -- rows not 16-byte aligned, so the
+# pointer path; and an aligned shape with partial tiles for the TMA-descriptor path.
+SHAPES = [(130, 70, 37), (96, 196, 1), (72, 192, 37)]
 TRITON_CODECS = ["fp32", "bf16", "int8"]  # fp8: see test_fp8_triton_path_is_gpu_only
 STORES = ["fp32", "bf16", "bf16_sr", "fp32_master"]
 SENTINEL = 1000.0
@@ -78,9 +80,7 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
         fm.fused_wgrad_step(dy, x, w_ref, s_ref, s_ref.prepare_step(g), backend="torch", config=config)
         if teacher_force:
             check_states(s_tr, s_ref, codec, 1)
-            # One rounding apart at most (for SR: either neighbour of the exact value is correct).
-            assert_close_verbose(w_tr.float(), w_ref.float(), rtol=2**-7 if wdtype == torch.bfloat16 else 1e-6,
-                                 atol=1e-6 * w_ref.float().abs().max().item(), what="weight")
+            _check_forced_weight(w_tr, w_ref, rule, g["lr"])
     assert ops.launch_counts["triton"] - before == steps, "the Triton path did not run"
     for buf, gsize in guards:
         assert margins_intact(buf, gsize), "a write landed outside its tensor (mask error)"
@@ -89,6 +89,22 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
     tol = 1e-5 if device == "cpu" else 1e-4
     assert abs((tel.sumsq.item() - SENTINEL) - expected_sumsq) <= tol * expected_sumsq, "sum of g^2 telemetry"
     return w0, (w_tr, s_tr), (w_ref, s_ref), g
+
+
+def _check_forced_weight(w_tr, w_ref, rule, lr):
+    """One step from identical inputs: one rounding apart at most (for SR: either
+    neighbour of the exact value is correct). Lion takes sign(beta1 m + (1-beta1) g):
+    where that is within an fp32 rounding of 0 (a fused multiply-add on the GPU),
+    the sign may differ, moving that coordinate by up to 2 lr -- rare and bounded."""
+    rtol = 2**-7 if w_ref.dtype == torch.bfloat16 else 1e-6
+    a, e = w_tr.float(), w_ref.float()
+    atol = 1e-6 * e.abs().max().item()
+    if rule == "lion":
+        off = (a - e).abs() > atol + rtol * e.abs()
+        assert off.sum().item() <= max(4, 1e-4 * off.numel()), "more Lion sign flips than rounding explains"
+        assert ((a - e).abs()[off] <= 2.01 * lr + rtol * e.abs()[off]).all(), "a Lion step moved more than 2 lr"
+        return
+    assert_close_verbose(a, e, rtol=rtol, atol=atol, what="weight")
 
 
 def _copy_state(w_src, s_src, w_dst, s_dst):

@@ -155,6 +155,19 @@ def _pairs(flat):
     return [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
 
 
+@pytest.mark.parametrize("cols,tma", [(70, False), (192, True)])
+def test_tile_path_follows_alignment(monkeypatch, cols, tma):
+    seen = []
+    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.append(cx["USE_TMA"]))
+    w = torch.randn(72, cols)
+    state = fm.ForgeParamState.create(w, "adamw", {}, "bf16")
+    dy, x = torch.randn(5, 72), torch.randn(5, cols)
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()), backend="triton")
+    monkeypatch.setenv("FORGE_TMA", "0")
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()), backend="triton")
+    assert seen == [tma, False]
+
+
 def test_changing_lr_never_changes_the_kernel_specialization(monkeypatch):
     seen = set()
     monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.add((cfg, args, tuple(sorted(
