@@ -25,9 +25,11 @@ def tile_index(om, on, M, N, BM: tl.constexpr, BN: tl.constexpr):
 def load_tile(src, om, on, M, N, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
     """The BM x BN tile at (om, on) of a row-major M x N tensor; out of bounds reads 0."""
     if USE_TMA:
-        return src.load([om, on])
-    offs, mask = tile_index(om, on, M, N, BM, BN)
-    return tl.load(src + offs, mask=mask, other=0)
+        tile = src.load([om, on])
+    else:
+        offs, mask = tile_index(om, on, M, N, BM, BN)
+        tile = tl.load(src + offs, mask=mask, other=tl.zeros((BM, BN), dtype=src.dtype.element_ty))
+    return tile
 
 
 @triton.jit
