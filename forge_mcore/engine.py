@@ -19,6 +19,7 @@ calls ``engine.step()``. Everything in between lives here, once:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -43,6 +44,10 @@ class ManagedWeight:
         passes (X, dY) instead of (dY, X) so the kernel steps W^T directly.
     step_when_unused: apply the gradient-free part of the rule at ``step()`` if no
         backward reached this weight (an expert no token was routed to; paper Remark 1).
+    grad_scale: a constant factor in this weight's gradient, applied in the kernel
+        (megatron's DDP averages expert gradients over the data-parallel size); a
+        1-element fp32 tensor on the weight's device, or None. Telemetry reports
+        the gradient before it.
     """
 
     name: str
@@ -53,6 +58,7 @@ class ManagedWeight:
     index: int
     transposed: bool = False
     step_when_unused: bool = False
+    grad_scale: torch.Tensor | None = None
     accum: torch.Tensor | None = None
     micro_batches: int = 0
     stepped_iteration: int = -1
@@ -126,18 +132,31 @@ class ForgeEngine:
         transposed: bool = False,
         step_when_unused: bool = False,
         weight_store: str | None = None,
+        grad_scale: float | None = None,
     ) -> ManagedWeight:
-        """Allocate optimizer state for ``weight`` (2-D, contiguous) and return its handle."""
-        if group not in self.param_groups:
+        """Allocate optimizer state for ``weight`` (2-D, contiguous) and return its handle.
+
+        ``group`` may carry keys other than the rule's hyperparameters (a scheduler's
+        bookkeeping: torch's ``initial_lr``, megatron's ``max_lr`` / ``wd_mult``); the
+        rule reads only its own.
+        """
+        if not any(g is group for g in self.param_groups):
             raise ValueError("group must come from add_param_group()")
         if weight.dim() != 2 or not weight.is_contiguous():
             raise ValueError(f"{name}: a managed weight must be a contiguous 2-D tensor, got {tuple(weight.shape)}")
         if self._sumsq is not None:
             raise RuntimeError("manage() after the first backward: register every weight before training starts")
-        hparams = {k: v for k, v in group.items() if k != "params"}
+        if grad_scale is not None and not (isinstance(grad_scale, (int, float)) and math.isfinite(grad_scale)
+                                           and grad_scale > 0):
+            raise ValueError(f"{name}: grad_scale must be a finite number > 0, got {grad_scale!r}")
+        hparams = {k: group[k] for k in self.rule.defaults}
         state = ForgeParamState.create(weight, self.rule, hparams, self.state_dtype,
                                        weight_store or self.weight_store)
-        handle = ManagedWeight(name, weight, param, state, group, len(self.managed), transposed, step_when_unused)
+        scale = None
+        if grad_scale is not None and grad_scale != 1:
+            scale = torch.full((1,), float(grad_scale), dtype=torch.float32, device=weight.device)
+        handle = ManagedWeight(name, weight, param, state, group, len(self.managed), transposed, step_when_unused,
+                               scale)
         self.managed.append(handle)
         if not any(p is param for p in group["params"]):
             group["params"].append(param)
@@ -191,9 +210,12 @@ class ForgeEngine:
         return handle.hyper
 
     def _fused_step(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor) -> None:
+        scale = self.grad_scale
+        if handle.grad_scale is not None:
+            scale = handle.grad_scale if scale is None else scale * handle.grad_scale
         ops.fused_wgrad_step(
             grad_output, input, handle.weight, handle.state, self._prepare(handle),
-            accumulated=handle.accum, grad_scale=self.grad_scale, telemetry=self._telemetry(handle),
+            accumulated=handle.accum, grad_scale=scale, telemetry=self._telemetry(handle),
             backend=self.backend, allow_tf32=self.allow_tf32,
         )
         handle.accum = None
@@ -244,6 +266,19 @@ class ForgeEngine:
             device = self.managed[0].weight.device if self.managed else "cpu"
             return torch.zeros((), device=device)
         return src.sum()
+
+    def per_tensor_sumsq(self) -> torch.Tensor:
+        """Sum of g^2 of the iteration in progress, one entry per ``managed`` weight
+        (fp32 device vector, no sync): from the kernels' telemetry, or in deferred
+        mode from the gradients materialized so far. Before any grad scale."""
+        device = self.managed[0].weight.device if self.managed else "cpu"
+        if self.deferred:
+            zero = torch.zeros((), dtype=torch.float32, device=device)
+            values = [h.accum.float().pow(2).sum() if h.accum is not None else zero for h in self.managed]
+            return torch.stack(values) if values else zero.view(0)
+        if self._sumsq is None:
+            return torch.zeros(len(self.managed), dtype=torch.float32, device=device)
+        return self._sumsq.clone()
 
     def materialized_sumsq(self) -> torch.Tensor:
         """Deferred mode: sum of g^2 over the gradients materialized so far (device scalar)."""

@@ -28,6 +28,7 @@ import triton.language as tl
 
 from .base import EncodedState, StateCodec, register
 from ..kernels.tile_io import load_tile, store_tile, tile_index
+from ..kernels.tl_bits import div, sqrt
 
 BLOCK = 64
 FP8_MAX = 448.0
@@ -79,11 +80,11 @@ def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TM
     x = _zero_outside(x, om, on, M, N)
     if NONNEG:
         qmax = 255.0
-        x = tl.sqrt_rn(tl.maximum(x, 0.0))
+        x = sqrt(tl.maximum(x, 0.0))
     else:
         qmax = 127.0
     u3, absmax = _block_absmax(x)
-    inv = tl.where(absmax > 0, tl.div_rn(qmax + tl.zeros_like(absmax), absmax), 0.0)
+    inv = tl.where(absmax > 0, div(qmax + tl.zeros_like(absmax), absmax), 0.0)
     q = tl.floor(u3 * inv[:, :, None] + 0.5)
     if NONNEG:
         codes = tl.where(u3 > 0, tl.minimum(tl.maximum(q, 1.0), 255.0), 0.0).to(tl.uint8)
@@ -91,7 +92,7 @@ def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TM
         codes = tl.minimum(tl.maximum(q, -127.0), 127.0).to(tl.int8)
     store_tile(dst, om, on, M, N, tl.reshape(codes, (x.shape[0], x.shape[1])), USE_TMA)
     soffs, smask = _scale_index(om, on, M, NB, x.shape[0], x.shape[1])
-    tl.store(scale_ptr + soffs, tl.div_rn(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
+    tl.store(scale_ptr + soffs, div(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
 
 
 @triton.jit
@@ -105,14 +106,14 @@ def fp8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexp
 def fp8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
     x = _zero_outside(x, om, on, M, N)
     u3, absmax = _block_absmax(x)
-    inv = tl.where(absmax > 0, tl.div_rn(448.0 + tl.zeros_like(absmax), absmax), 0.0)
+    inv = tl.where(absmax > 0, div(448.0 + tl.zeros_like(absmax), absmax), 0.0)
     q = tl.minimum(tl.maximum(u3 * inv[:, :, None], -448.0), 448.0)
     if NONNEG:
         q = tl.where(u3 > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
     codes = q.to(tl.float8e4nv, fp_downcast_rounding="rtne")
     store_tile(dst, om, on, M, N, tl.reshape(codes, (x.shape[0], x.shape[1])), USE_TMA)
     soffs, smask = _scale_index(om, on, M, NB, x.shape[0], x.shape[1])
-    tl.store(scale_ptr + soffs, tl.div_rn(absmax, 448.0 + tl.zeros_like(absmax)), mask=smask)
+    tl.store(scale_ptr + soffs, div(absmax, 448.0 + tl.zeros_like(absmax)), mask=smask)
 
 
 def _blocks(x: torch.Tensor) -> torch.Tensor:

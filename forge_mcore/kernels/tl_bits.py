@@ -7,8 +7,32 @@ Weights and states are finite here (non-finite tiles are skipped before any
 store), so NaN payloads need no care.
 """
 
+import os
+
 import triton
 import triton.language as tl
+
+# IEEE (round-to-nearest) division and square root in the rule epilogues, the
+# default: results match torch's to the last bit where the interpreter and the
+# GPU agree. FORGE_IEEE_MATH=0 selects the approximate (2-ulp) instructions,
+# several times cheaper in the ALU-heavy epilogue; read once, at import.
+IEEE_MATH: tl.constexpr = tl.constexpr(os.environ.get("FORGE_IEEE_MATH", "1") != "0")
+
+
+@triton.jit
+def div(a, b):
+    if IEEE_MATH:
+        return tl.div_rn(a, b)
+    else:
+        return a / b
+
+
+@triton.jit
+def sqrt(x):
+    if IEEE_MATH:
+        return tl.sqrt_rn(x)
+    else:
+        return tl.sqrt(x)
 
 
 @triton.jit

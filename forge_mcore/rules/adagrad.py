@@ -8,6 +8,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tl_bits import div, sqrt
+
 from .base import Rule, StateSpec, _check_nonneg, register
 
 
@@ -16,7 +18,7 @@ def adagrad_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: clr = lr / (1 + (step - 1) * lr_decay), weight_decay, eps
     g = g + tl.load(h + 1) * w
     s0 = s0 + g * g
-    w = w - tl.load(h + 0) * tl.div_rn(g, tl.sqrt_rn(s0) + tl.load(h + 2))
+    w = w - tl.load(h + 0) * div(g, sqrt(s0) + tl.load(h + 2))
     return w, s0, s1, s2
 
 

@@ -9,6 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tl_bits import div, sqrt
+
 from .base import Rule, StateSpec, register
 
 AMSGRAD = 1
@@ -27,8 +29,8 @@ def adam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
         v = s2
     else:
         v = s1
-    denom = tl.div_rn(tl.sqrt_rn(v), tl.load(h + 7)) + tl.load(h + 5)
-    w = w - tl.load(h + 6) * tl.div_rn(s0, denom)
+    denom = div(sqrt(v), tl.load(h + 7)) + tl.load(h + 5)
+    w = w - tl.load(h + 6) * div(s0, denom)
     return w, s0, s1, s2
 
 

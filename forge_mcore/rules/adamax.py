@@ -8,6 +8,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tl_bits import div, sqrt
+
 from .base import Rule, StateSpec, register
 
 
@@ -17,7 +19,7 @@ def adamax_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     g = g + tl.load(h + 0) * w
     s0 = s0 + tl.load(h + 1) * (g - s0)
     s1 = tl.maximum(tl.load(h + 2) * s1, tl.abs(g) + tl.load(h + 3))
-    w = w - tl.load(h + 4) * tl.div_rn(s0, s1)
+    w = w - tl.load(h + 4) * div(s0, s1)
     return w, s0, s1, s2
 
 

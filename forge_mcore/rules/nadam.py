@@ -9,6 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tl_bits import div, sqrt
+
 from .base import Rule, StateSpec, _check_nonneg, register
 
 
@@ -26,9 +28,9 @@ def nadam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     w = w * tl.load(h + 1)
     s0 = s0 + tl.load(h + 2) * (g - s0)
     s1 = tl.load(h + 3) * s1 + tl.load(h + 4) * (g * g)
-    denom = tl.sqrt_rn(tl.div_rn(s1, tl.load(h + 5))) + tl.load(h + 6)
-    w = w - tl.load(h + 7) * tl.div_rn(g, denom)
-    w = w - tl.load(h + 8) * tl.div_rn(s0, denom)
+    denom = sqrt(div(s1, tl.load(h + 5))) + tl.load(h + 6)
+    w = w - tl.load(h + 7) * div(g, denom)
+    w = w - tl.load(h + 8) * div(s0, denom)
     return w, s0, s1, s2
 
 

@@ -9,6 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tl_bits import div, sqrt
+
 from .base import Rule, StateSpec, register
 
 
@@ -20,8 +22,8 @@ def radam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     w = w * tl.load(h + 1)
     s0 = s0 + tl.load(h + 2) * (g - s0)
     s1 = tl.load(h + 3) * s1 + tl.load(h + 4) * (g * g)
-    upd = tl.div_rn(s0, tl.load(h + 6)) * tl.load(h + 7)
-    adaptive_lr = tl.div_rn(tl.load(h + 8), tl.sqrt_rn(s1) + tl.load(h + 5))
+    upd = div(s0, tl.load(h + 6)) * tl.load(h + 7)
+    adaptive_lr = div(tl.load(h + 8), sqrt(s1) + tl.load(h + 5))
     upd = tl.where(tl.load(h + 10) > 0.5, upd * adaptive_lr * tl.load(h + 9), upd)
     w = w - upd
     return w, s0, s1, s2

@@ -12,6 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..kernels.tl_bits import div, sqrt
+
 from .base import Rule, StateSpec, _check_beta, _check_nonneg, register
 
 MOMENTUM = 1
@@ -27,14 +29,14 @@ def rmsprop_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     if VARIANT & 2:
         s2 = s2 + tl.load(h + 3) * (g - s2)
         # Clamped: quantized states can make the variance estimate dip below 0.
-        avg = tl.sqrt_rn(tl.maximum(s0 - s2 * s2, 0.0)) + tl.load(h + 4)
+        avg = sqrt(tl.maximum(s0 - s2 * s2, 0.0)) + tl.load(h + 4)
     else:
-        avg = tl.sqrt_rn(s0) + tl.load(h + 4)
+        avg = sqrt(s0) + tl.load(h + 4)
     if VARIANT & 1:
-        s1 = tl.load(h + 5) * s1 + tl.div_rn(g, avg)
+        s1 = tl.load(h + 5) * s1 + div(g, avg)
         w = w - tl.load(h + 0) * s1
     else:
-        w = w - tl.load(h + 0) * tl.div_rn(g, avg)
+        w = w - tl.load(h + 0) * div(g, avg)
     return w, s0, s1, s2
 
 

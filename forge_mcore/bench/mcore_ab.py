@@ -1,0 +1,606 @@
+"""FORGE spec vs stock spec inside megatron-core: the GPU acceptance cells of issue 5.
+
+Every cell builds a Qwen3-shaped GPT from megatron-core's local spec twice in
+one process, from the same initial weights, in the same recipe:
+
+* stock: ``get_forge_gpt_decoder_block_spec(config, dense=False, experts=False)``
+  (megatron's linears; the norms made sequence-parallel capable) stepped by
+  ``get_megatron_optimizer``;
+* FORGE: the FORGE linears and output layer, ``get_megatron_optimizer_with_forge``.
+
+Both are wrapped as Megatron-LM wraps a model (Float16Module for bf16, then
+megatron's DDP), finalized by ``finalize_model_grads`` and scheduled by
+``OptimizerParamScheduler``. Recipes (paper App. K): ``bf16-state`` = bf16 weights
+and bf16 moments (stock: torch fused AdamW on the bf16 parameters);
+``fp32-master`` = megatron's ``--bf16`` mixed precision (fp32 master and moments,
+fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
+
+* ``tp1`` (one GPU), ``tp2`` and ``tp2-sp`` (two GPUs): 20 steps, max |delta loss|
+  (gate 4e-4, paper N.2: 1.5-3.8e-4); asserts the fused weights are absent from
+  megatron's DDP grad buffers and optimizer.
+* ``ep2`` (two GPUs): a MoE GPT (8 experts per layer, SequentialMLP) with
+  deterministic round-robin routing; FORGE experts at EP=2 (dense weights stock)
+  vs an all-local reference (stock, EP=1: every expert on every rank) and vs
+  stock at EP=2 (gate 1e-4 vs the reference; paper gate EP1 3.6e-5), then a
+  short run of FORGE experts with the learned top-k router.
+* ``memory`` (two GPUs): a parameter-dominated cell (micro-batch 1, sequence 512,
+  TP=2): peak memory (``max_memory_allocated`` after 3 warm-up steps) and median
+  step time of 10 steps, arms run one after the other in this process. Gates:
+  stock peak - FORGE peak >= 80% of the fused weights' gradient bytes (as the
+  stock arm stores them), step time <= 1.05x stock.
+
+Commands (device machine; megatron-core from ``shared/device/wheels.sh mcore``):
+
+    export CUDA_DEVICE_MAX_CONNECTIONS=1
+    torchrun --nproc-per-node 1 -m forge_mcore.bench.mcore_ab --cells tp1 --out $OUT/mcore_tp1
+    torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells tp2,tp2-sp,ep2,memory --out $OUT/mcore_tp2
+    torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --smoke --out /tmp/mcore_smoke   # CPU, gloo
+
+``--smoke`` runs every cell the world size allows at toy shapes on the CPU
+(gloo, ``megatron_on_cpu``); its numbers mean nothing. Results: ``results.json``
+(every step's loss, every measurement) and ``summary.csv`` under ``--out``,
+rewritten after each cell; the table is printed last. A cell that exceeds
+``--cell-timeout`` seconds dumps every thread's stack and exits (torchrun then
+stops the other ranks); collectives time out after ``--timeout-minutes``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import datetime
+import faulthandler
+import gc
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from megatron.core import parallel_state
+from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig, finalize_model_grads
+from megatron.core.models.gpt.gpt_model import GPTModel
+from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear, model_parallel_cuda_manual_seed
+from megatron.core.transformer.module import Float16Module
+from megatron.core.transformer.moe import moe_utils
+from megatron.core.transformer.moe.router import TopKRouter
+from megatron.core.transformer.transformer_config import TransformerConfig
+
+from forge_mcore.bench.common import environment, write_json
+from forge_mcore.tensor_parallel import (
+    ForgeMegatronConfig,
+    forge_layers,
+    get_forge_gpt_decoder_block_spec,
+    get_megatron_optimizer_with_forge,
+    use_forge_output_layer,
+)
+from forge_mcore.tensor_parallel.testing import megatron_on_cpu
+
+CELLS = ("tp1", "tp2", "tp2-sp", "ep2", "memory")
+RECIPES = ("bf16-state", "fp32-master", "fp32")
+LOSS_GATE, EP_GATE, MEMORY_FRACTION_GATE, STEP_TIME_GATE = 4e-4, 1e-4, 0.8, 1.05
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A Qwen3-shaped GPT (RMSNorm, qk-norm, SwiGLU, GQA, no biases, untied output layer)."""
+
+    layers: int
+    hidden: int
+    ffn: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    seq: int
+    micro_batch: int
+    experts: int | None = None
+    moe_ffn: int | None = None
+    topk: int = 2
+
+
+# Qwen3-0.6B's layer shape (4 of its 28 layers), the 8B's for the memory cell, a small MoE.
+LOSS_SHAPE = Shape(layers=4, hidden=1024, ffn=3072, heads=16, kv_heads=8, head_dim=128, vocab=151936, seq=512,
+                   micro_batch=2)
+MEMORY_SHAPE = Shape(layers=24, hidden=4096, ffn=12288, heads=32, kv_heads=8, head_dim=128, vocab=151936, seq=512,
+                     micro_batch=1)
+MOE_SHAPE = replace(LOSS_SHAPE, experts=8, moe_ffn=768)
+SMOKE_SHAPE = Shape(layers=2, hidden=64, ffn=128, heads=4, kv_heads=2, head_dim=16, vocab=256, seq=16, micro_batch=2)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    params_dtype: torch.dtype
+    mixed_precision: bool  # megatron's --bf16 optimizer: fp32 master and moments, fp32 grad reduction
+
+
+RECIPE = {
+    "bf16-state": Recipe(torch.bfloat16, False),
+    "fp32-master": Recipe(torch.bfloat16, True),
+    "fp32": Recipe(torch.float32, False),
+}
+
+
+# ---------------------------------------------------------------------------
+# building the arms
+# ---------------------------------------------------------------------------
+
+def transformer_config(shape: Shape, recipe: Recipe, *, tp: int = 1, ep: int = 1, sp: bool = False,
+                       cpu: bool = False):
+    bf16 = recipe.params_dtype == torch.bfloat16
+    # megatron's all-to-all dispatcher needs CUDA streams: the CPU smoke run all-gathers instead
+    moe = dict(num_moe_experts=shape.experts, moe_ffn_hidden_size=shape.moe_ffn, moe_router_topk=shape.topk,
+               moe_token_dispatcher_type="allgather" if cpu else "alltoall",
+               expert_model_parallel_size=ep) if shape.experts else {}
+    return TransformerConfig(
+        num_layers=shape.layers, hidden_size=shape.hidden, ffn_hidden_size=shape.ffn,
+        num_attention_heads=shape.heads, num_query_groups=shape.kv_heads, kv_channels=shape.head_dim,
+        normalization="RMSNorm", layernorm_epsilon=1e-6, qk_layernorm=True, gated_linear_unit=True,
+        activation_func=F.silu, add_bias_linear=False, hidden_dropout=0.0, attention_dropout=0.0,
+        bias_activation_fusion=False, bias_dropout_fusion=False, apply_rope_fusion=False,
+        masked_softmax_fusion=False, persist_layer_norm=False, init_method_std=0.02,
+        tensor_model_parallel_size=tp, sequence_parallel=sp, bf16=bf16, params_dtype=recipe.params_dtype,
+        pipeline_dtype=recipe.params_dtype, use_cpu_initialization=cpu, **moe,
+    )
+
+
+@dataclass
+class Arm:
+    name: str
+    model: Any  # megatron DDP
+    optimizer: Any  # megatron ChainedOptimizer
+    scheduler: Any
+    fused_params: list
+
+
+def build_model(config, shape: Shape, recipe: Recipe, forge: bool, *, dense: bool = True, experts: bool = True,
+                init_state: dict | None = None, seed: int = 1234):
+    """The GPT as Megatron-LM wraps it: built, (optionally) loaded, Float16Module, DDP."""
+    torch.manual_seed(seed)
+    model_parallel_cuda_manual_seed(seed)
+    spec = get_forge_gpt_decoder_block_spec(config, dense=forge and dense, experts=forge and experts)
+    model = GPTModel(config, spec, vocab_size=shape.vocab, max_sequence_length=shape.seq,
+                     position_embedding_type="rope", rotary_base=1_000_000,
+                     share_embeddings_and_output_weights=False)
+    if forge and dense:
+        use_forge_output_layer(model)
+    if init_state is not None:
+        model.load_state_dict(init_state, strict=True)
+    if config.bf16:
+        model = Float16Module(config, model)
+    ddp_config = DistributedDataParallelConfig(grad_reduce_in_fp32=recipe.mixed_precision)
+    return DistributedDataParallel(config, ddp_config, model)
+
+
+def _use_fused_adamw(chained) -> None:
+    """The stock optimizers' torch AdamW made the fused one (both arms; fairest baseline)."""
+    for opt in chained.chained_optimizers:
+        inner = getattr(opt, "optimizer", None)
+        if isinstance(inner, torch.optim.AdamW) and torch.cuda.is_available():
+            opt.optimizer = torch.optim.AdamW(inner.param_groups, fused=True)
+
+
+def build_arm(name: str, config, shape: Shape, recipe: Recipe, forge: bool, *, lr: float, steps: int,
+              dense: bool = True, experts: bool = True, init_state: dict | None = None) -> Arm:
+    model = build_model(config, shape, recipe, forge, dense=dense, experts=experts, init_state=init_state)
+    opt_config = OptimizerConfig(optimizer="adam", lr=lr, min_lr=lr / 10, weight_decay=0.1, adam_beta1=0.9,
+                                 adam_beta2=0.95, adam_eps=1e-8, clip_grad=0.0, bf16=recipe.mixed_precision,
+                                 params_dtype=recipe.params_dtype)
+    if forge:
+        optimizer = get_megatron_optimizer_with_forge(opt_config, [model], ForgeMegatronConfig(dense=dense,
+                                                                                                 experts=experts))
+    else:
+        optimizer = get_megatron_optimizer(opt_config, [model])
+    _use_fused_adamw(optimizer)
+    scheduler = OptimizerParamScheduler(
+        optimizer, init_lr=0.0, max_lr=lr, min_lr=lr / 10, lr_warmup_steps=max(1, steps // 4),
+        lr_decay_steps=max(2, steps), lr_decay_style="cosine", start_wd=0.1, end_wd=0.1,
+        wd_incr_steps=max(2, steps), wd_incr_style="constant",
+    )
+    fused = [p for _, layer in forge_layers([model]) for p in (layer.weight, layer.bias) if p is not None]
+    arm = Arm(name, model, optimizer, scheduler, fused)
+    if forge:
+        assert_fused_weights_left_megatron(arm)
+    return arm
+
+
+def assert_fused_weights_left_megatron(arm: Arm) -> None:
+    """The fused weights have no slot in megatron's DDP buckets and no megatron param group."""
+    ddp = arm.model
+    in_buckets = set(ddp.param_to_bucket_group)
+    for buffer in ddp.buffers + ddp.expert_parallel_buffers:
+        in_buckets.update(buffer.params)
+    megatron = {id(p) for opt in arm.optimizer.chained_optimizers[:-1] for g in opt.param_groups for p in g["params"]}
+    for p in arm.fused_params:
+        if p in in_buckets or hasattr(p, "main_grad") or p.requires_grad or id(p) in megatron:
+            raise AssertionError(f"a fused weight of shape {tuple(p.shape)} is still in megatron's DDP or optimizer")
+    if not arm.fused_params:
+        raise AssertionError(f"{arm.name}: no fused weight found in the FORGE arm")
+
+
+def free(*arms: Arm) -> None:
+    for arm in arms:
+        arm.model = arm.optimizer = arm.scheduler = arm.fused_params = None
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def define_te_general_gemm() -> None:
+    """megatron-core 0.16.1's MoE router gating reads ``moe_utils.te_general_gemm``, which
+    exists only when Transformer Engine imports (NameError without TE): define it as None,
+    which selects the router's own torch.mm path."""
+    if not hasattr(moe_utils, "te_general_gemm"):
+        moe_utils.te_general_gemm = None
+
+
+def round_robin_routing(model, experts: int, topk: int) -> None:
+    """Replace every MoE router's routing by a deterministic round-robin: token t goes to
+    experts t, t+1, ..., t+k-1 (mod E) with weight 1/k, whatever its hidden state."""
+    def routing(logits, padding_mask=None):
+        tokens = logits.shape[0] * logits.shape[1]
+        chosen = (torch.arange(tokens, device=logits.device)[:, None]
+                  + torch.arange(topk, device=logits.device)) % experts
+        routing_map = torch.zeros(tokens, experts, dtype=torch.bool, device=logits.device).scatter_(1, chosen, True)
+        probs = torch.zeros(tokens, experts, dtype=torch.float32, device=logits.device).scatter_(1, chosen, 1 / topk)
+        return probs, routing_map
+
+    for module in model.modules():
+        if isinstance(module, TopKRouter):
+            module.routing = routing
+
+
+# ---------------------------------------------------------------------------
+# training
+# ---------------------------------------------------------------------------
+
+def batch(shape: Shape, step: int, device) -> dict:
+    """Learnable synthetic data, different per data-parallel rank: each sequence is an
+    arithmetic progression mod 4096 with its own stride."""
+    gen = torch.Generator().manual_seed(1_000_003 * step + parallel_state.get_data_parallel_rank())
+    start = torch.randint(0, 4096, (shape.micro_batch, 1), generator=gen)
+    stride = torch.randint(1, 64, (shape.micro_batch, 1), generator=gen)
+    tokens = ((start + stride * torch.arange(shape.seq + 1)) % min(4096, shape.vocab)).to(device)
+    positions = torch.arange(shape.seq, device=device).expand(shape.micro_batch, shape.seq)
+    return dict(input_ids=tokens[:, :-1], position_ids=positions, attention_mask=None, labels=tokens[:, 1:])
+
+
+def train_step(arm: Arm, shape: Shape, step: int, device) -> float:
+    arm.model.zero_grad_buffer()
+    arm.optimizer.zero_grad()
+    loss = arm.model(**batch(shape, step, device)).float().mean()
+    loss.backward()
+    finalize_model_grads([arm.model])
+    ok, _, _ = arm.optimizer.step()
+    if not ok:
+        raise RuntimeError(f"{arm.name}: the optimizer skipped step {step}")
+    arm.scheduler.step(1)
+    # the loss the data-parallel group trains on (each rank saw its own batch)
+    value = loss.detach().clone()
+    dist.all_reduce(value, group=parallel_state.get_data_parallel_group())
+    return value.item() / parallel_state.get_data_parallel_world_size()
+
+
+def train(arms: list[Arm], shape: Shape, steps: int, device) -> dict[str, list[float]]:
+    losses: dict[str, list[float]] = {arm.name: [] for arm in arms}
+    for step in range(steps):
+        for arm in arms:
+            losses[arm.name].append(train_step(arm, shape, step, device))
+    for name, values in losses.items():
+        if not all(math.isfinite(v) for v in values):
+            raise FloatingPointError(f"{name}: non-finite loss {values}")
+    return losses
+
+
+def max_gap(a: list[float], b: list[float]) -> float:
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------------
+# cells
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Context:
+    args: argparse.Namespace
+    device: Any
+    cpu: bool
+    loss_shape: Shape
+    memory_shape: Shape
+    moe_shape: Shape
+
+
+def init_layout(ctx: Context, tp: int = 1, ep: int = 1) -> None:
+    if parallel_state.model_parallel_is_initialized():
+        parallel_state.destroy_model_parallel()
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp, expert_model_parallel_size=ep,
+                                             distributed_timeout_minutes=ctx.args.timeout_minutes)
+
+
+def cell_dense(ctx: Context, cell: str) -> list[dict]:
+    """FORGE vs stock, same recipe, same initial weights: max |delta loss| over the steps."""
+    tp, sp = (1, False) if cell == "tp1" else (2, cell == "tp2-sp")
+    rows = []
+    for recipe_name in ctx.args.recipes:
+        init_layout(ctx, tp=tp)
+        recipe = RECIPE[recipe_name]
+        config = transformer_config(ctx.loss_shape, recipe, tp=tp, sp=sp, cpu=ctx.cpu)
+        kw = dict(lr=ctx.args.lr, steps=ctx.args.steps)
+        stock = build_arm("stock", config, ctx.loss_shape, recipe, False, **kw)
+        init_state = _module_state(stock.model)
+        forge = build_arm("forge", config, ctx.loss_shape, recipe, True, init_state=init_state, **kw)
+        losses = train([stock, forge], ctx.loss_shape, ctx.args.steps, ctx.device)
+        gap = max_gap(losses["stock"], losses["forge"])
+        rows.append(dict(cell=cell, recipe=recipe_name, layout=f"TP={tp} SP={'on' if sp else 'off'}",
+                         metric="max |dloss|", value=gap, gate=LOSS_GATE, passed=gap <= LOSS_GATE,
+                         fused_params=sum(p.numel() for p in forge.fused_params),
+                         ddp_buffer_numel={a.name: sum(b.numel for b in a.model.buffers) for a in (stock, forge)},
+                         losses=losses))
+        free(stock, forge)
+    return rows
+
+
+def _module_state(ddp) -> dict:
+    """A CPU copy of the unwrapped model's state dict (the initial weights of the other arms)."""
+    module = ddp.module
+    while hasattr(module, "module"):
+        module = module.module
+    return {k: v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else v
+            for k, v in module.state_dict().items()}
+
+
+def _expert_state_for_ep(full: dict, ep_rank: int, local_experts: int) -> dict:
+    """The EP=1 state dict with each rank's experts renumbered to local indices."""
+    state = {}
+    for key, value in full.items():
+        if ".local_experts." in key:
+            head, tail = key.split(".local_experts.")
+            index, rest = tail.split(".", 1)
+            local = int(index) - ep_rank * local_experts
+            if not 0 <= local < local_experts:
+                continue
+            key = f"{head}.local_experts.{local}.{rest}"
+        state[key] = value
+    return state
+
+
+def cell_ep2(ctx: Context) -> list[dict]:
+    """FORGE experts at EP=2 (dense stock, data parallel) vs an all-local stock reference."""
+    world = dist.get_world_size()
+    if world != 2:
+        raise ValueError(f"the ep2 cell needs 2 ranks, got {world}")
+    shape, rows = ctx.moe_shape, []
+    kw = dict(lr=ctx.args.lr, steps=ctx.args.steps)
+    for recipe_name in ctx.args.ep_recipes:
+        recipe = RECIPE[recipe_name]
+        init_layout(ctx, ep=1)
+        reference = build_arm("reference", transformer_config(shape, recipe, ep=1, cpu=ctx.cpu), shape, recipe,
+                              False, **kw)
+        round_robin_routing(reference.model, shape.experts, shape.topk)
+        full_state = _module_state(reference.model)
+        losses = train([reference], shape, ctx.args.steps, ctx.device)
+        free(reference)
+
+        init_layout(ctx, ep=2)
+        config = transformer_config(shape, recipe, ep=2, cpu=ctx.cpu)
+        local_state = _expert_state_for_ep(full_state, parallel_state.get_expert_model_parallel_rank(),
+                                           shape.experts // 2)
+        stock = build_arm("stock", config, shape, recipe, False, init_state=local_state, **kw)
+        forge = build_arm("forge", config, shape, recipe, True, dense=False, init_state=local_state, **kw)
+        for arm in (stock, forge):
+            round_robin_routing(arm.model, shape.experts, shape.topk)
+        losses.update(train([stock, forge], shape, ctx.args.steps, ctx.device))
+        free(stock, forge)
+        for other in ("forge", "stock"):
+            gap = max_gap(losses["reference"], losses[other])
+            gated = other == "forge"
+            rows.append(dict(cell="ep2", recipe=recipe_name, layout=f"EP=2 {other} vs EP=1 reference",
+                             metric="max |dloss|", value=gap, gate=EP_GATE if gated else None,
+                             passed=gap <= EP_GATE if gated else None, losses=losses))
+
+    # learned top-k routing: FORGE experts train (experts no token reaches still decay)
+    recipe_name = ctx.args.ep_recipes[-1]
+    recipe = RECIPE[recipe_name]
+    init_layout(ctx, ep=2)
+    learned = build_arm("forge-learned", transformer_config(shape, recipe, ep=2, cpu=ctx.cpu), shape, recipe, True,
+                        dense=False, **kw)
+    curve = train([learned], shape, ctx.args.learned_steps, ctx.device)["forge-learned"]
+    free(learned)
+    k = max(1, len(curve) // 4)
+    first, last = statistics.mean(curve[:k]), statistics.mean(curve[-k:])
+    rows.append(dict(cell="ep2", recipe=recipe_name, layout="EP=2 FORGE experts, learned top-k",
+                     metric="loss first->last quarter", value=f"{first:.4f}->{last:.4f}", gate=None,
+                     passed=last < first, losses={"forge-learned": curve}))
+    return rows
+
+
+def cell_memory(ctx: Context) -> list[dict]:
+    """Peak memory and step time, stock then FORGE, in this process."""
+    if dist.get_world_size() != 2:
+        raise ValueError(f"the memory cell runs at TP=2 and needs 2 ranks, got {dist.get_world_size()}")
+    shape, rows = ctx.memory_shape, []
+    for recipe_name in ctx.args.recipes:
+        recipe = RECIPE[recipe_name]
+        init_layout(ctx, tp=2)
+        config = transformer_config(shape, recipe, tp=2, cpu=ctx.cpu)
+        measured = {}
+        fused_grad_bytes = 0
+        for forge in (False, True):
+            arm = build_arm("forge" if forge else "stock", config, shape, recipe, forge, lr=ctx.args.lr,
+                            steps=ctx.args.warmup + ctx.args.timed_steps)
+            if not forge:  # gradient bytes of what FORGE fuses, as the stock arm's DDP buffers hold them
+                grad_size = 4 if recipe.mixed_precision or recipe.params_dtype == torch.float32 else 2
+                fused_grad_bytes = grad_size * _fusable_numel(arm.model)
+            measured[arm.name] = _measure(arm, shape, ctx)
+            free(arm)
+        stock, forge = measured["stock"], measured["forge"]
+        rows.append(dict(cell="memory", recipe=recipe_name, layout="TP=2 mbs=1 seq=512", metric="peak GB stock/FORGE",
+                         value=f"{stock['peak_gb']:.2f}/{forge['peak_gb']:.2f}", gate=MEMORY_FRACTION_GATE,
+                         passed=(stock["peak_bytes"] - forge["peak_bytes"]) >= MEMORY_FRACTION_GATE * fused_grad_bytes
+                         if not ctx.cpu else None,
+                         saved_gb=(stock["peak_bytes"] - forge["peak_bytes"]) / 2**30,
+                         fused_grad_gb=fused_grad_bytes / 2**30, stock=stock, forge=forge))
+        ratio = forge["step_ms"] / stock["step_ms"]
+        rows.append(dict(cell="memory", recipe=recipe_name, layout="TP=2 mbs=1 seq=512",
+                         metric="step ms stock/FORGE", value=f"{stock['step_ms']:.1f}/{forge['step_ms']:.1f}",
+                         gate=STEP_TIME_GATE, passed=ratio <= STEP_TIME_GATE if not ctx.cpu else None,
+                         ratio=ratio))
+    return rows
+
+
+def _fusable_numel(ddp) -> int:
+    """Elements of the stock arm's parameters that the FORGE spec fuses (every linear and the output layer)."""
+    return sum(p.numel() for m in ddp.modules() if type(m) in (ColumnParallelLinear, RowParallelLinear)
+               for p in m.parameters(recurse=False))
+
+
+def _measure(arm: Arm, shape: Shape, ctx: Context) -> dict:
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    for step in range(ctx.args.warmup):
+        train_step(arm, shape, step, ctx.device)
+    sync()
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    times = []
+    for step in range(ctx.args.warmup, ctx.args.warmup + ctx.args.timed_steps):
+        start = time.perf_counter()
+        train_step(arm, shape, step, ctx.device)
+        sync()
+        times.append((time.perf_counter() - start) * 1e3)
+    peak = torch.cuda.max_memory_allocated() if torch.cuda.is_available() else 0
+    return dict(peak_bytes=peak, peak_gb=peak / 2**30, step_ms=statistics.median(times), step_ms_all=times)
+
+
+# ---------------------------------------------------------------------------
+# driver
+# ---------------------------------------------------------------------------
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cells", default=None, help=f"comma-separated, from {CELLS} (default: all the world "
+                        "size allows: tp1 on 1 rank; tp2, tp2-sp, ep2, memory on 2)")
+    parser.add_argument("--recipes", default="bf16-state,fp32-master", help=f"for the loss and memory cells, from "
+                        f"{RECIPES}")
+    parser.add_argument("--ep-recipes", default="fp32,bf16-state", help="for the ep2 cell")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--learned-steps", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--timed-steps", type=int, default=10)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--memory-layers", type=int, default=MEMORY_SHAPE.layers)
+    parser.add_argument("--out", default="mcore_ab")
+    parser.add_argument("--smoke", action="store_true", help="toy shapes on the CPU (gloo): checks the code path")
+    parser.add_argument("--cell-timeout", type=float, default=900.0)
+    parser.add_argument("--timeout-minutes", type=int, default=5)
+    args = parser.parse_args(argv)
+    for name in ("recipes", "ep_recipes"):
+        values = [v for v in getattr(args, name).split(",") if v]
+        unknown = sorted(set(values) - set(RECIPES))
+        if unknown or not values:
+            parser.error(f"--{name.replace('_', '-')}: unknown recipe(s) {unknown}; choose from {RECIPES}")
+        setattr(args, name, values)
+    if args.cells is not None:
+        args.cells = [c for c in args.cells.split(",") if c]
+        unknown = sorted(set(args.cells) - set(CELLS))
+        if unknown:
+            parser.error(f"--cells: unknown cell(s) {unknown}; choose from {CELLS}")
+    if args.smoke:
+        args.steps, args.learned_steps, args.warmup, args.timed_steps = 3, 4, 1, 2
+    return args
+
+
+def _cells_for(world: int, requested: list[str] | None) -> list[str]:
+    allowed = ["tp1"] if world == 1 else ["tp2", "tp2-sp", "ep2", "memory"]
+    cells = requested or allowed
+    wrong = [c for c in cells if c not in allowed]
+    if wrong:
+        raise SystemExit(f"cells {wrong} need {'2 ranks' if world == 1 else '1 rank'}: run them with "
+                         f"torchrun --nproc-per-node {1 if world == 2 else 2}")
+    return cells
+
+
+def write_results(out: str, rows: list[dict], meta: dict) -> None:
+    os.makedirs(out, exist_ok=True)
+    write_json(os.path.join(out, "results.json"), {"meta": meta, "rows": rows})
+    fields = ["cell", "recipe", "layout", "metric", "value", "gate", "passed"]
+    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def format_table(rows: list[dict]) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return f"{v:.3g}"
+        return "-" if v is None else str(v)
+
+    header = ["cell", "recipe", "layout", "metric", "value", "gate", "passed"]
+    table = [header] + [[fmt(r.get(k)) for k in header] for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")  # megatron's comm/compute ordering
+    cpu = args.smoke or not torch.cuda.is_available()
+    if cpu and not args.smoke:
+        raise SystemExit("no CUDA device: run on the GPU machine, or pass --smoke for the CPU code-path check")
+    if "RANK" not in os.environ:
+        raise SystemExit("launch with torchrun, e.g. torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab")
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    if not cpu:
+        torch.cuda.set_device(local_rank)
+    dist.init_process_group("gloo" if cpu else "nccl",
+                            timeout=datetime.timedelta(minutes=args.timeout_minutes))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    if world not in (1, 2):
+        raise SystemExit(f"run on 1 or 2 ranks, got {world}")
+    cells = _cells_for(world, args.cells)
+    device = torch.device("cpu") if cpu else torch.device("cuda", local_rank)
+    shapes = (SMOKE_SHAPE, SMOKE_SHAPE, replace(SMOKE_SHAPE, experts=4, moe_ffn=32)) if args.smoke else (
+        LOSS_SHAPE, replace(MEMORY_SHAPE, layers=args.memory_layers), MOE_SHAPE)
+    ctx = Context(args, device, cpu, *shapes)
+
+    meta = dict(argv=sys.argv, world=world, cells=cells, environment=environment(), smoke=args.smoke,
+                shapes={k: asdict(v) for k, v in zip(("loss", "memory", "moe"), shapes)})
+    runners: dict[str, Callable[[], list[dict]]] = {
+        "tp1": lambda: cell_dense(ctx, "tp1"), "tp2": lambda: cell_dense(ctx, "tp2"),
+        "tp2-sp": lambda: cell_dense(ctx, "tp2-sp"), "ep2": lambda: cell_ep2(ctx), "memory": lambda: cell_memory(ctx),
+    }
+    define_te_general_gemm()
+    rows: list[dict] = []
+    with megatron_on_cpu() if cpu else contextlib.nullcontext():
+        for cell in cells:
+            # a cell that hangs prints every stack and exits; torchrun then stops the other ranks
+            faulthandler.dump_traceback_later(args.cell_timeout, exit=True)
+            started = time.perf_counter()
+            cell_rows = runners[cell]()
+            faulthandler.cancel_dump_traceback_later()
+            for row in cell_rows:
+                row["seconds"] = time.perf_counter() - started
+            rows += cell_rows
+            if rank == 0:
+                write_results(args.out, rows, meta)
+                print(f"[mcore_ab] {cell} done in {time.perf_counter() - started:.0f} s", flush=True)
+    parallel_state.destroy_model_parallel()
+    dist.destroy_process_group()
+    if rank == 0:
+        print(format_table(rows), flush=True)
+        print(f"[mcore_ab] results in {os.path.abspath(args.out)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The probe forward: how many times each parameter is read, counted from autograd.
+
+A weight may be fused only if its module's forward is its single reader in a
+step (paper Remark 2): a second reader (a tied embedding, a reused module, a
+functional ``F.linear(x, m.weight)`` elsewhere) would either read it after the
+in-place update or send a gradient that the fused step never sees. Neither
+would raise: in-place kernel writes do not bump autograd's version counter.
+
+The probe runs one forward with grad enabled and walks the resulting graph.
+A *use* of a parameter is an edge into its ``AccumulateGrad`` node, looking
+through views and casts (``t()``, ``view``, ``param[e]``, autocast's cached
+``_to_copy``), so two matmuls on one cached bf16 copy are two uses. Each use
+is attributed to the module call that created it by autograd's per-thread
+node sequence number, bracketed by forward pre/post hooks on the candidate
+modules: a module never entered through ``Module.forward`` (paper App. P's
+bypassed modules) shows uses but no calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+# Autograd nodes that only re-view or re-type their single input: a read
+# through them is a read of the parameter underneath.
+_PASS_THROUGH = frozenset({
+    "TBackward0", "TransposeBackward0", "TransposeBackward1", "PermuteBackward0", "ViewBackward0",
+    "UnsafeViewBackward0", "ReshapeAliasBackward0", "ExpandBackward0", "SelectBackward0", "SliceBackward0",
+    "AsStridedBackward0", "ToCopyBackward0", "AliasBackward0", "UnsqueezeBackward0", "SqueezeBackward0",
+    "SqueezeBackward1", "SqueezeBackward2", "ViewAsRealBackward0", "ViewAsComplexBackward0",
+})
+
+
+@dataclass
+class ModuleUse:
+    """What the probe saw for one candidate module.
+
+    calls: forward calls with grad enabled.
+    no_grad_calls: forward calls under ``torch.no_grad`` (reentrant checkpointing runs them so).
+    uses: {parameter attribute name: autograd uses anywhere in the forward}.
+    own_uses: {parameter attribute name: of those, uses created inside this module's forward calls}.
+    """
+
+    calls: int = 0
+    no_grad_calls: int = 0
+    uses: dict[str, int] = field(default_factory=dict)
+    own_uses: dict[str, int] = field(default_factory=dict)
+
+
+def _sequence_marker() -> int:
+    """Autograd's current node sequence number (a throwaway node takes the next one)."""
+    return torch.zeros((), requires_grad=True).mul(1).grad_fn._sequence_nr()
+
+
+def _tensors(obj: Any) -> Iterator[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _tensors(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _tensors(v)
+    elif hasattr(obj, "to_tuple"):  # HF ModelOutput
+        yield from _tensors(obj.to_tuple())
+
+
+def _count_uses(roots: list[torch.Tensor]) -> dict[int, list[int | None]]:
+    """{id(leaf): [sequence number of each consumer node (None: a graph root)]}."""
+    nodes, stack, seen = [], [t.grad_fn for t in roots if t.grad_fn is not None], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(child for child, _ in node.next_functions)
+
+    leaf_of: dict[int, torch.Tensor | None] = {}
+
+    def leaf(node) -> torch.Tensor | None:
+        """The leaf a node is a view/cast chain of, or None for a real computation."""
+        key = id(node)
+        if key not in leaf_of:
+            leaf_of[key] = None
+            if hasattr(node, "variable"):  # AccumulateGrad
+                leaf_of[key] = node.variable
+            elif node.name() in _PASS_THROUGH:
+                children = [c for c, _ in node.next_functions if c is not None]
+                if len(children) == 1:
+                    leaf_of[key] = leaf(children[0])
+        return leaf_of[key]
+
+    uses: dict[int, list[int | None]] = defaultdict(list)
+    for node in nodes:
+        if leaf(node) is not None:
+            continue
+        for child, _ in node.next_functions:
+            target = leaf(child) if child is not None else None
+            if target is not None:
+                uses[id(target)].append(node._sequence_nr())
+    for t in roots:  # an output that is itself a view of a parameter
+        if t.grad_fn is not None and leaf(t.grad_fn) is not None:
+            uses[id(leaf(t.grad_fn))].append(None)
+    return uses
+
+
+@contextlib.contextmanager
+def _preserved(model: nn.Module) -> Iterator[None]:
+    """The probe must leave no trace: RNG streams (dropout) and buffers (BatchNorm statistics)."""
+    devices = sorted({p.device.index or 0 for p in model.parameters() if p.device.type == "cuda"})
+    buffers = [(b, b.detach().clone()) for b in model.buffers()]
+    with torch.random.fork_rng(devices=devices), torch.enable_grad():
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for b, saved in buffers:
+                    b.copy_(saved)
+
+
+def probe_uses(model: nn.Module, run_forward: Callable[[], Any], modules: dict[str, nn.Module]) -> dict[str, ModuleUse]:
+    """Run ``run_forward()`` once and report, for each module in ``modules`` (by name),
+    its forward calls and the autograd uses of each of its direct parameters."""
+    intervals: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    open_calls: dict[str, list[int | None]] = defaultdict(list)
+    result = {name: ModuleUse() for name in modules}
+
+    def pre_hook(name):
+        def hook(_module, _args):
+            if torch.is_grad_enabled():
+                open_calls[name].append(_sequence_marker())
+                result[name].calls += 1
+            else:
+                open_calls[name].append(None)
+                result[name].no_grad_calls += 1
+        return hook
+
+    def post_hook(name):
+        def hook(_module, _args, _output):
+            start = open_calls[name].pop()
+            if start is not None:
+                intervals[name].append((start, _sequence_marker()))
+        return hook
+
+    handles = []
+    for name, module in modules.items():
+        handles.append(module.register_forward_pre_hook(pre_hook(name)))
+        handles.append(module.register_forward_hook(post_hook(name), always_call=True))
+    try:
+        with _preserved(model):
+            output = run_forward()
+            uses = _count_uses([t for t in _tensors(output) if t.requires_grad])
+            del output
+    finally:
+        for h in handles:
+            h.remove()
+
+    for name, module in modules.items():
+        spans = intervals[name]
+        for pname, param in module.named_parameters(recurse=False):
+            seqs = uses.get(id(param), [])
+            result[name].uses[pname] = len(seqs)
+            result[name].own_uses[pname] = sum(
+                1 for s in seqs if s is not None and any(a < s < b for a, b in spans)
+            )
+    return result
+
