@@ -148,11 +148,6 @@ class ForgeParallelLinear:
                 "the model with share_embeddings_and_output_weights=False (--untie-embeddings-and-output-weights) "
                 "or keep the stock ColumnParallelLinear for this layer"
             )
-        if self.config.delay_wgrad_compute:
-            raise ValueError(
-                f"{name}: delay_wgrad_compute=True defers the weight gradient to backward_dw(), but FORGE "
-                "consumes it inside backward: turn off --delay-wgrad-compute"
-            )
         if self.config.defer_embedding_wgrad_compute:
             raise ValueError(
                 f"{name}: defer_embedding_wgrad_compute=True keeps the output layer's dY for a later weight "

@@ -12,7 +12,8 @@ baseline a FORGE run is compared against.
 ``GPTModel.output_layer`` is built outside any spec; ``use_forge_output_layer``
 converts it after construction. Transformer Engine specs are out of scope
 (TE is not installable on our GPU machine), and grouped-GEMM experts need TE or
-the grouped_gemm package: both are refused.
+the grouped_gemm package: both are refused. Building a MoE spec here also
+works around megatron-core 0.16.1's router, which needs TE to import without it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec, get_gpt_layer_local_spec
 from megatron.core.tensor_parallel.layers import ColumnParallelLinear, RowParallelLinear
+from megatron.core.transformer.moe import moe_utils
 from megatron.core.transformer.moe.experts import SequentialMLP
 from megatron.core.transformer.spec_utils import ModuleSpec, get_module
 from megatron.core.transformer.torch_norm import WrappedTorchNorm
@@ -82,6 +84,14 @@ def _refuse_unsupported(module: Any) -> None:
         )
 
 
+def _megatron_moe_without_transformer_engine() -> None:
+    """megatron-core 0.16.1's MoE router gating reads ``moe_utils.te_general_gemm``, which is
+    only defined when Transformer Engine imports (a NameError without TE, i.e. on every
+    SequentialMLP model FORGE steps): define it as None, selecting the router's torch path."""
+    if not hasattr(moe_utils, "te_general_gemm"):
+        moe_utils.te_general_gemm = None
+
+
 def get_forge_gpt_layer_local_spec(
     num_experts: int | None = None,
     qk_layernorm: bool = True,
@@ -92,6 +102,8 @@ def get_forge_gpt_layer_local_spec(
     **kwargs: Any,
 ) -> ModuleSpec:
     """``get_gpt_layer_local_spec`` (Qwen3 defaults: qk-norm, RMSNorm) with FORGE linears."""
+    if num_experts:
+        _megatron_moe_without_transformer_engine()
     spec = get_gpt_layer_local_spec(num_experts=num_experts, qk_layernorm=qk_layernorm,
                                     normalization=normalization, **kwargs)
     return forge_spec(spec, dense=dense, experts=experts)
@@ -108,6 +120,8 @@ def get_forge_gpt_decoder_block_spec(
 ) -> TransformerBlockSubmodules:
     """``get_gpt_decoder_block_spec`` (local modules; dense and MoE layers per ``config``,
     final norm included) with FORGE linears."""
+    if config.num_moe_experts:
+        _megatron_moe_without_transformer_engine()
     spec = get_gpt_decoder_block_spec(config, use_transformer_engine=False, normalization=normalization,
                                       vp_stage=vp_stage, pp_rank=pp_rank)
     return forge_spec(spec, dense=dense, experts=experts)

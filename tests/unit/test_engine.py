@@ -156,3 +156,43 @@ def test_bad_configuration_raises():
     engine = ForgeEngine()
     with pytest.raises(TypeError, match="unknown hyperparameter"):
         engine.add_param_group({"learning_rate": 1.0})
+
+
+def test_groups_carry_scheduler_keys_and_identical_groups_stay_distinct():
+    engine = ForgeEngine("adamw", "fp32")
+    groups = [engine.add_param_group({"lr": 0.01}) for _ in range(2)]
+    for g in groups:  # megatron's OptimizerParamScheduler and torch's schedulers add keys of their own
+        g.update(max_lr=0.01, min_lr=0.0, wd_mult=1.0, initial_lr=0.01)
+    params = [torch.nn.Parameter(torch.ones(OUT, IN)) for _ in range(2)]
+    for i, (p, g) in enumerate(zip(params, groups)):
+        engine.manage(f"w{i}", p.data, p, g)
+    assert [g["params"] for g in groups] == [[params[0]], [params[1]]]
+
+
+def test_per_weight_grad_scale_multiplies_the_gradient_not_the_telemetry():
+    (dy, x), = _batches(1, 6)
+    scaled, _, _ = _engine(0, rule="sgd")
+    plain, _, _ = _engine(0, rule="sgd")
+    p1, p2 = torch.nn.Parameter(torch.ones(OUT, IN)), torch.nn.Parameter(torch.ones(OUT, IN))
+    hs = scaled.manage("w", p1.data, p1, scaled.param_groups[0], grad_scale=0.5)
+    hp = plain.manage("w", p2.data, p2, plain.param_groups[0])
+    with pytest.raises(ValueError, match="grad_scale"):
+        scaled.manage("bad", p1.data, p1, scaled.param_groups[0], grad_scale=0.0)
+    scaled.grad_scale = torch.full((1,), 0.5)  # a clip coefficient composes with it
+    scaled.backward(hs, dy, x)
+    plain.backward(hp, dy * 0.25, x)
+    assert_close_verbose(hs.weight, hp.weight, rtol=1e-6, atol=1e-7, what="grad_scale 0.5 x clip 0.5")
+    expected = float((dy.double().t() @ x.double()).pow(2).sum())
+    assert abs(scaled.per_tensor_sumsq()[0].item() - expected) <= 1e-5 * expected
+
+
+def test_per_tensor_sumsq_immediate_and_deferred():
+    batches = _batches(2, 5)
+    for deferred in (False, True):
+        engine, _, handles = _engine(2, deferred=deferred)
+        assert torch.equal(engine.per_tensor_sumsq(), torch.zeros(2))
+        engine.backward(handles[1], *batches[1])
+        g = batches[1][0].double().t() @ batches[1][1].double()
+        sumsq = engine.per_tensor_sumsq()
+        assert sumsq[0].item() == 0.0
+        assert abs(sumsq[1].item() - float(g.pow(2).sum())) <= 1e-5 * float(g.pow(2).sum())

@@ -1,0 +1,99 @@
+"""Shared pieces of the megatron-core CPU scenarios (run inside spawned ranks)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from megatron.core import parallel_state
+from megatron.core.transformer.module import MegatronModule
+from megatron.core.transformer.transformer_config import TransformerConfig
+
+from .ranks import COLLECTIVE_TIMEOUT_MINUTES
+
+HIDDEN, FFN, SEQ, BATCH, VOCAB = 32, 64, 8, 2, 64
+
+
+def init_parallel(tp: int = 1, ep: int = 1, cp: int = 1) -> None:
+    parallel_state.initialize_model_parallel(
+        tensor_model_parallel_size=tp, context_parallel_size=cp, expert_model_parallel_size=ep,
+        distributed_timeout_minutes=COLLECTIVE_TIMEOUT_MINUTES,
+    )
+
+
+def transformer_config(**overrides) -> TransformerConfig:
+    """A tiny Qwen3-shaped config (RMSNorm, qk-norm, SwiGLU, no biases, no dropout) for CPU runs."""
+    tp = parallel_state.get_tensor_model_parallel_world_size()
+    kwargs = dict(
+        num_layers=2, hidden_size=HIDDEN, ffn_hidden_size=FFN, num_attention_heads=4, num_query_groups=2,
+        kv_channels=8, normalization="RMSNorm", qk_layernorm=True, gated_linear_unit=True,
+        activation_func=F.silu, add_bias_linear=False, hidden_dropout=0.0, attention_dropout=0.0,
+        bias_activation_fusion=False, bias_dropout_fusion=False, apply_rope_fusion=False,
+        masked_softmax_fusion=False, persist_layer_norm=False, use_cpu_initialization=True,
+        tensor_model_parallel_size=tp, init_method_std=0.05,
+    )
+    kwargs.update(overrides)
+    return TransformerConfig(**kwargs)
+
+
+class Container(MegatronModule):
+    """A megatron module around arbitrary submodules (so get_model_config finds the config)."""
+
+    def __init__(self, config: TransformerConfig, **modules: torch.nn.Module) -> None:
+        super().__init__(config)
+        for name, module in modules.items():
+            self.add_module(name, module)
+
+
+def tp_rank_slice(full: torch.Tensor, dim: int) -> torch.Tensor:
+    """This TP rank's shard of a tensor replicated on every rank."""
+    tp, rank = parallel_state.get_tensor_model_parallel_world_size(), parallel_state.get_tensor_model_parallel_rank()
+    return full.chunk(tp, dim=dim)[rank]
+
+
+def build_gpt(config: TransformerConfig, forge: bool, *, seed: int = 1234, dense: bool = True, experts: bool = True):
+    """A tiny untied GPT from the local spec, wrapped in megatron's DDP: FORGE linears (and
+    output layer) when ``forge``, else the stock linears (with SP-capable norms)."""
+    from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig
+    from megatron.core.models.gpt.gpt_model import GPTModel
+
+    from forge_mcore.tensor_parallel import get_forge_gpt_decoder_block_spec, use_forge_output_layer
+
+    torch.manual_seed(seed)
+    spec = get_forge_gpt_decoder_block_spec(config, dense=forge and dense, experts=forge and experts)
+    model = GPTModel(config, spec, vocab_size=VOCAB, max_sequence_length=SEQ, position_embedding_type="rope",
+                     share_embeddings_and_output_weights=False)
+    if forge and dense:
+        use_forge_output_layer(model)
+    return DistributedDataParallel(config, DistributedDataParallelConfig(), model)
+
+
+def gpt_batch(step: int) -> dict:
+    gen = torch.Generator().manual_seed(10_000 + step)
+    tokens = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=gen)
+    position_ids = torch.arange(SEQ).expand(BATCH, SEQ)
+    return dict(input_ids=tokens[:, :-1], position_ids=position_ids, attention_mask=None, labels=tokens[:, 1:])
+
+
+def train_step(model, optimizer, scheduler, step: int) -> tuple[float, float]:
+    """One megatron-core training iteration: (loss, grad norm)."""
+    from megatron.core.distributed import finalize_model_grads
+
+    model.zero_grad_buffer()
+    optimizer.zero_grad()
+    loss = model(**gpt_batch(step)).float().mean()
+    loss.backward()
+    finalize_model_grads([model])
+    ok, grad_norm, _ = optimizer.step()
+    assert ok
+    if scheduler is not None:
+        scheduler.step(1)
+    return loss.item(), grad_norm
+
+
+def param_scheduler(optimizer):
+    from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+
+    return OptimizerParamScheduler(
+        optimizer, init_lr=0.0, max_lr=0.02, min_lr=0.002, lr_warmup_steps=2, lr_decay_steps=8,
+        lr_decay_style="cosine", start_wd=0.1, end_wd=0.1, wd_incr_steps=8, wd_incr_style="constant",
+    )

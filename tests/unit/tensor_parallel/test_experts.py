@@ -1,0 +1,75 @@
+"""FORGE experts in megatron's MoE ``SequentialMLP`` vs stock experts + the reference step.
+
+An expert that receives no tokens must still get the gradient-free part of its
+update (paper Remark 1): torch.optim steps a zero gradient, and so must FORGE,
+both when the expert's backward runs on zero tokens and when no backward
+reaches it at all.
+"""
+
+from __future__ import annotations
+
+import torch
+from megatron.core.optimizer import OptimizerConfig
+from megatron.core.process_groups_config import ProcessGroupCollection
+from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear
+from megatron.core.transformer.mlp import MLPSubmodules
+from megatron.core.transformer.moe.experts import SequentialMLP
+
+from forge_mcore.tensor_parallel import ForgeColumnParallelLinear, ForgeMegatronOptimizer, ForgeRowParallelLinear
+from tests.helpers import assert_close_verbose
+
+from .common import FFN, HIDDEN, Container, init_parallel, transformer_config
+from .ranks import on_ranks
+
+EXPERTS, TOKENS = 4, 8
+TOKENS_PER_EXPERT = torch.tensor([3, 0, 4, 1])  # expert 1 receives nothing
+
+
+def _experts(config, forge: bool) -> SequentialMLP:
+    column, row = (ForgeColumnParallelLinear, ForgeRowParallelLinear) if forge else (
+        ColumnParallelLinear, RowParallelLinear)
+    torch.manual_seed(7)
+    return SequentialMLP(EXPERTS, config, MLPSubmodules(linear_fc1=column, linear_fc2=row),
+                         pg_collection=ProcessGroupCollection.use_mpu_process_groups())
+
+
+@on_ranks(1)
+def experts_match_stock_and_unused_experts_decay(rank, world_size):
+    init_parallel()
+    # no biases: megatron's own expert-bias path adds in place to a view at EP = TP = 1
+    config = transformer_config(num_moe_experts=EXPERTS, moe_ffn_hidden_size=FFN, moe_router_topk=2)
+    stock, forge = _experts(config, False), _experts(config, True)
+    hp = dict(lr=0.01, weight_decay=0.1)
+    optimizer = ForgeMegatronOptimizer(OptimizerConfig(optimizer="adam", clip_grad=0.0, **hp),
+                                       [Container(config, experts=forge)])
+    handles = optimizer.engine.managed
+    assert len(handles) == EXPERTS * 2 and all(h.step_when_unused and h.grad_scale is None for h in handles)
+    reference = torch.optim.AdamW(stock.parameters(), **hp)
+
+    def compare(what):
+        for (name, a), b in zip(stock.named_parameters(), forge.parameters()):
+            assert_close_verbose(b, a.detach(), rtol=1e-6, atol=1e-7, what=f"{what} {name}")
+
+    gen = torch.Generator().manual_seed(3)
+    for step in range(5):
+        x = torch.randn(TOKENS, HIDDEN, generator=gen, requires_grad=True)
+        probs, target = torch.rand(TOKENS, generator=gen), torch.randn(TOKENS, HIDDEN, generator=gen)
+        for model in (stock, forge):
+            out, _ = model(x, TOKENS_PER_EXPERT, probs)
+            (out - target).pow(2).mean().backward()
+        reference.step()
+        reference.zero_grad(set_to_none=False)  # torch steps the unused expert on its zero gradient
+        optimizer.step()
+        compare(f"step {step}")
+    unused = [n for n, p in forge.named_parameters() if n.startswith("local_experts.1.")]
+    assert unused, "expert 1 must exist"
+    # an iteration in which no backward reaches any expert (their MoE layer was skipped)
+    before = [p.clone() for p in forge.parameters()]
+    reference.step()
+    optimizer.step()
+    compare("no backward")
+    assert all(not torch.equal(a, b) for a, b in zip(before, forge.parameters())), "every expert must decay"
+
+
+def test_experts_match_stock_and_unused_experts_decay(rank_results):
+    rank_results(experts_match_stock_and_unused_experts_decay)
