@@ -38,6 +38,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    *_NN_EXPORTS, "ForgeEngine", "ForgeParamState", "Rule", "StepTelemetry", "accumulate_wgrad", "available_codecs", "available_rules",
+    *_NN_EXPORTS, "ForgeEngine", "ForgeParamState", "Rule", "StepTelemetry", "accumulate_wgrad",
+    "available_codecs", "available_rules",
     "available_weight_stores", "fused_wgrad_step", "get_codec", "get_rule", "get_weight_store",
 ]

@@ -20,8 +20,9 @@ calls ``engine.step()``. Everything in between lives here, once:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 
@@ -96,7 +97,9 @@ class ForgeEngine:
         if not isinstance(grad_accumulation, int) or grad_accumulation < 1:
             raise ValueError(f"grad_accumulation must be an int >= 1, got {grad_accumulation!r}")
         if accumulation_dtype not in ACCUMULATION_DTYPES:
-            raise ValueError(f"accumulation_dtype must be one of {sorted(ACCUMULATION_DTYPES)}, got {accumulation_dtype!r}")
+            raise ValueError(
+                f"accumulation_dtype must be one of {sorted(ACCUMULATION_DTYPES)}, got {accumulation_dtype!r}"
+            )
         if on_nonfinite not in ("skip", "raise"):
             raise ValueError(f"on_nonfinite must be 'skip' or 'raise', got {on_nonfinite!r}")
         self.grad_accumulation = grad_accumulation
@@ -253,7 +256,8 @@ class ForgeEngine:
                 bad = self.nonfinite_report()
                 if bad:
                     raise FloatingPointError(
-                        f"non-finite gradients in {len(bad)} fused weight(s), tiles skipped: {dict(list(bad.items())[:5])}"
+                        f"non-finite gradients in {len(bad)} fused weight(s), tiles skipped: "
+                        f"{dict(list(bad.items())[:5])}"
                     )
         self.iteration += 1
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -445,7 +445,7 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
         for cfg in candidates:
             try:
                 timings[cfg] = triton.testing.do_bench(
-                    lambda: launch(cfg, scratch, rows, dy_rows), warmup=5, rep=20, return_mode="median"
+                    lambda cfg=cfg: launch(cfg, scratch, rows, dy_rows), warmup=5, rep=20, return_mode="median"
                 )
             except Exception as exc:  # out of resources on this device: not a candidate here
                 if "resources" not in str(exc).lower() and "shared memory" not in str(exc).lower():

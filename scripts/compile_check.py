@@ -94,7 +94,8 @@ def main() -> None:
                             print(f"FAIL  {label}: {str(exc).splitlines()[-1][:300]}", flush=True)
             buf = torch.zeros(256, 512)
             try:
-                ops.accumulate_wgrad(torch.zeros(64, 256), torch.zeros(64, 512), buf, backend="triton", config=CONFIGS[0])
+                ops.accumulate_wgrad(torch.zeros(64, 256), torch.zeros(64, 512), buf, backend="triton",
+                                     config=CONFIGS[0])
                 print(f"ok    tma={tma} accumulate: {results[-1]}")
             except Exception as exc:
                 failures += 1

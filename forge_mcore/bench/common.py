@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import platform
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -25,19 +25,25 @@ class Ceilings:
     bf16_tflops: float  # cuBLAS bf16 8192^3
 
 
-def measure_ceilings(device: str = "cuda") -> Ceilings:
-    n = 2**30  # 1 Gi bf16 elements: 2 GiB each way
+def _copy_ms(n: int, device: str) -> float:
     src = torch.randn(n, dtype=torch.bfloat16, device=device)
     dst = torch.empty_like(src)
     # A memcpy node in a CUDA graph may run on the copy engines (slower than the
     # SMs); take the best of that, an eager copy and an SM elementwise kernel.
-    copy_ms = min(time_graph(lambda: dst.copy_(src), reps=30), time_eager(lambda: dst.copy_(src)),
-                  time_graph(lambda: torch.neg(src, out=dst), reps=30))
-    del src, dst
-    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=device)
-    b = torch.randn(8192, 8192, dtype=torch.bfloat16, device=device)
-    c = torch.empty(8192, 8192, dtype=torch.bfloat16, device=device)
-    mm_ms = time_graph(lambda: torch.mm(a, b, out=c), reps=30)
+    return min(time_graph(lambda: dst.copy_(src), reps=30), time_eager(lambda: dst.copy_(src)),
+               time_graph(lambda: torch.neg(src, out=dst), reps=30))
+
+
+def _mm_ms(n: int, device: str) -> float:
+    a = torch.randn(n, n, dtype=torch.bfloat16, device=device)
+    b = torch.randn(n, n, dtype=torch.bfloat16, device=device)
+    c = torch.empty(n, n, dtype=torch.bfloat16, device=device)
+    return time_graph(lambda: torch.mm(a, b, out=c), reps=30)
+
+
+def measure_ceilings(device: str = "cuda") -> Ceilings:
+    n = 2**30  # 1 Gi bf16 elements: 2 GiB each way
+    copy_ms, mm_ms = _copy_ms(n, device), _mm_ms(8192, device)
     return Ceilings(copy_gbps=2 * n * 2 / (copy_ms * 1e-3) / 1e9, bf16_tflops=2 * 8192**3 / (mm_ms * 1e-3) / 1e12)
 
 

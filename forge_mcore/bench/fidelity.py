@@ -77,7 +77,7 @@ def run(device: str = "cuda", steps: int = STEPS) -> list[dict]:
             std_bf16_opt.step()
             std_master.grad = g_bf16.float()
             std_master_opt.step()
-            for name, (w, state) in arms.items():
+            for w, state in arms.values():
                 xs = (dy.float(), x.float()) if w.dtype == torch.float32 else (dy, x)
                 fm.fused_wgrad_step(*xs, w, state, state.prepare_step(group))
 

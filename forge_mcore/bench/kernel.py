@@ -135,22 +135,7 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     grad = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
     cublas_ms = time_graph(lambda: torch.mm(dy.t(), x, out=grad), reps=reps)
 
-    params = [torch.nn.Parameter(w0.clone()) for _ in range(sets)]
-    grads = [torch.empty_like(w0) for _ in range(sets)]
-    for p, g in zip(params, grads):
-        p.grad = g
-    step_fn, base_label = _baseline(base_kind, params, hp)
-
-    def baseline_call(i):
-        torch.mm(dy.t(), x, out=grads[i])
-
-    calls = []
-    for i in range(sets):
-        calls.append(lambda i=i: baseline_call(i))
-    calls.append(step_fn)  # one multi-tensor step over all sets, as a torch optimizer would
-    baseline_ms = time_graph(calls, reps=reps) * len(calls) / sets
-    del params, grads
-
+    baseline_ms, base_label = _time_baseline(base_kind, w0, dy, x, hp, sets, reps)
     floor_ms = max(bytes_moved / (ceilings.copy_gbps * 1e9), 2 * M * N * bt / (ceilings.bf16_tflops * 1e12)) * 1e3
     return Cell(
         shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=baseline_ms, cublas_ms=cublas_ms,
@@ -158,6 +143,20 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
         speedup=baseline_ms / forge_ms, mainloop_eff=100 * cublas_ms / mainloop_ms, baseline_kind=base_label,
         config=str(asdict(config)),
     )
+
+
+def _time_baseline(kind: str, w0, dy, x, hp: dict, sets: int, reps: int) -> tuple[float, str]:
+    """cuBLAS wgrad into a gradient per buffer set + one torch optimizer step over all sets."""
+    from forge_mcore.bench.common import time_graph
+
+    params = [torch.nn.Parameter(w0.clone()) for _ in range(sets)]
+    grads = [torch.empty_like(w0) for _ in range(sets)]
+    for p, g in zip(params, grads):
+        p.grad = g
+    step_fn, label = _baseline(kind, params, hp)
+    calls = [lambda g=g: torch.mm(dy.t(), x, out=g) for g in grads]
+    calls.append(step_fn)  # one multi-tensor step over all sets, as a torch optimizer would
+    return time_graph(calls, reps=reps) * len(calls) / sets, label
 
 
 FIELDS = list(Cell.__dataclass_fields__)

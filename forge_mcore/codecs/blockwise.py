@@ -26,9 +26,9 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from .base import EncodedState, StateCodec, register
 from ..kernels.tile_io import load_tile, store_tile, tile_index
 from ..kernels.tl_bits import div, sqrt
+from .base import EncodedState, StateCodec, register
 
 BLOCK = 64
 FP8_MAX = 448.0

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
-from ..kernels.tl_bits import div, sqrt
-
+from ..kernels.tl_bits import div
 from .base import Rule, StateSpec, register
 
 

@@ -7,7 +7,8 @@ m = beta2 m + (1-beta2) g.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import triton

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import struct
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from ..kernels.tl_bits import div, sqrt
-
 from .base import Rule, StateSpec, _check_nonneg, register
 
 

@@ -6,14 +6,14 @@ more per-coordinate state, not a statistic over the tensor.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from ..kernels.tl_bits import div, sqrt
-
 from .base import Rule, StateSpec, _check_beta, _check_nonneg, register
 
 MOMENTUM = 1
