@@ -321,6 +321,8 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
                    mainloop_only=False):
     """Launch the kernel in step mode (``state`` given), accumulate mode (``state`` None;
     ``weight`` is then the accumulation buffer) or main-loop-only mode (benchmarks)."""
+    import triton
+
     from .kernels.fused_wgrad import fused_wgrad_step_kernel
 
     M, N = weight.shape
@@ -356,7 +358,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         )
         if launch_observer is not None:
             launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), constexprs)
-        grid = (triton_cdiv(rows, cfg.block_m) * triton_cdiv(N, cfg.block_n),)
+        grid = (triton.cdiv(rows, cfg.block_m) * triton.cdiv(N, cfg.block_n),)
         fused_wgrad_step_kernel[grid](
             *args, **constexprs,
             BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
@@ -410,14 +412,22 @@ def _tma_eligible(dy: torch.Tensor, x: torch.Tensor, o: "_Operands") -> bool:
     return all(_tma_ok(t) for t in tensors)
 
 
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 # The tuner times candidates on scratch copies of (at most) this many rows of
 # the weight, so it never mutates the real weight/state and its transient
 # memory stays bounded on huge layers (an LM head).
 _TUNE_MAX_ROWS = 8192
+
+
+def _tune_key(dy, weight, state, accum) -> tuple:
+    """What a tuned tile config is valid for: mode, shape, BT rounded up to a power of 2,
+    dtypes, and the rule/codec/store that set the epilogue's cost."""
+    M, N = weight.shape
+    mode = "step" if state is not None else ("accumulate" if accum is not None else "mainloop")
+    return (
+        mode, M, N, 1 << max(dy.shape[0] - 1, 0).bit_length(), dy.dtype,
+        weight.dtype, accum.dtype if accum is not None else None,
+        *((state.rule.name, state.variant, state.codec.name, state.store.name) if state is not None else ()),
+    )
 
 
 def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> TileConfig:
@@ -425,12 +435,7 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
         return INTERPRETER_CONFIG
     M, N = weight.shape
     K = dy.shape[0]
-    mode = "step" if state is not None else ("accumulate" if accum is not None else "mainloop")
-    key = (
-        mode, M, N, 1 << max(K - 1, 0).bit_length(), dy.dtype,
-        weight.dtype, accum.dtype if accum is not None else None,
-        *((state.rule.name, state.variant, state.codec.name, state.store.name) if state is not None else ()),
-    )
+    key = _tune_key(dy, weight, state, accum)
     if key in _tuned:
         return _tuned[key]
     candidates = prune_configs(CONFIGS, M, N, K, dy.element_size())
@@ -460,6 +465,11 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
 def tuned_configs() -> dict[tuple, TileConfig]:
     """The tile configs chosen so far, by shape key (read-only view)."""
     return dict(_tuned)
+
+
+def tuned_config(grad_output: torch.Tensor, weight: torch.Tensor, state: ForgeParamState) -> TileConfig | None:
+    """The config the tuner chose for a fused step on these operands, if it ran."""
+    return _tuned.get(_tune_key(grad_output.reshape(-1, weight.shape[0]), weight, state, None))
 
 
 # ---------------------------------------------------------------------------

@@ -113,9 +113,7 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
     tel = fm.StepTelemetry.zeros(dev)
     fm.fused_wgrad_step(dy, x, weights[0], states[0], hypers[0], telemetry=tel)  # tunes outside the graph
-    bucket = 1 << max(bt - 1, 0).bit_length()
-    config = next(cfg for k, cfg in ops.tuned_configs().items()
-                  if k[0] == "step" and k[1:4] == (M, N, bucket) and rule in k and state_dtype in k)
+    config = ops.tuned_config(dy, weights[0], states[0])
     forge_ms = time_graph(
         [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel) for w, s, h in
          zip(weights, states, hypers)], reps=reps)
