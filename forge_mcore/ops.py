@@ -39,7 +39,7 @@ class StepTelemetry:
     """Where one fused step adds its telemetry (1-element device tensors).
 
     sumsq: fp32, += sum of g^2 over every tile that was applied.
-    nonfinite_tiles: int32, += number of tiles skipped for a NaN/Inf gradient.
+    nonfinite_tiles: int32, += number of tiles skipped for a NaN/Inf gradient (or one whose g^2 overflows).
     """
 
     sumsq: torch.Tensor
@@ -338,11 +338,14 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     )
     hyper = hyper if hyper is not None else telemetry.sumsq  # never read in accumulate mode
 
-    constexprs["USE_TMA"] = _tma_eligible(dy, x, ops_)
+    slab_tma, tile_tma = _tma_eligible(dy, x, ops_)
+    constexprs["SLAB_TMA"] = slab_tma
+    constexprs["TILE_TMA"] = tile_tma
 
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
         half = cfg.block_n // cfg.split_n
-        tiles = _TileSources(cfg, constexprs["USE_TMA"])
+        constexprs["PREFETCH"] = cfg.prefetch
+        tiles = _TileSources(cfg, slab_tma, constexprs["TILE_TMA"])
         weight_src = tiles.tile(o.weight)  # also stands in for absent tensors; never dereferenced
         state_args = []
         for pair in o.states:
@@ -354,6 +357,8 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
             tiles.tile(o.master) if o.master is not None else weight_src, *state_args,
             hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum) if o.accum is not None else weight_src,
             grad_scale if grad_scale is not None else o.sumsq,
+            o.master if o.master is not None else o.weight,
+            *[(pair[0] if pair is not None else o.weight) for pair in o.states],
             rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
         if launch_observer is not None:
@@ -363,6 +368,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
             *args, **constexprs,
             BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
             SPLIT_N=cfg.split_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+            **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {}),
         )
 
     if config is None:
@@ -371,15 +377,15 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
 
 
 class _TileSources:
-    """What the kernel reads its tiles through: TMA descriptors sized for ``cfg``, or the tensors."""
+    """What the kernel reads its slabs and tiles through: TMA descriptors sized for ``cfg``, or the tensors."""
 
-    def __init__(self, cfg: TileConfig, use_tma: bool) -> None:
-        self.cfg, self.use_tma = cfg, use_tma
+    def __init__(self, cfg: TileConfig, slab_tma: bool, tile_tma: bool) -> None:
+        self.cfg, self.slab_tma, self.tile_tma = cfg, slab_tma, tile_tma
         self.half = cfg.block_n // cfg.split_n
 
     def slab(self, t: torch.Tensor, width: int):
         """dY or X: (BT, features), read in BLOCK_K x width slabs."""
-        if not self.use_tma:
+        if not self.slab_tma:
             return t
         from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -387,7 +393,7 @@ class _TileSources:
 
     def tile(self, t: torch.Tensor):
         """Weight, master, state codes, accumulator: (out, in), read in BLOCK_M x half tiles."""
-        if not self.use_tma:
+        if not self.tile_tma:
             return t
         from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -395,21 +401,23 @@ class _TileSources:
 
 
 def _tma_ok(t: torch.Tensor | None) -> bool:
-    # The copy engine needs 16-byte aligned bases and row pitches and unit inner strides.
-    return t is None or (t.dim() == 2 and t.stride(1) == 1 and (t.stride(0) * t.element_size()) % 16 == 0
-                         and t.data_ptr() % 16 == 0)
+    # The copy engine needs 16-byte aligned bases and row pitches and unit inner strides, and a
+    # descriptor needs a nonempty tensor (an expert that received no tokens has BT = 0).
+    return t is None or (t.dim() == 2 and t.numel() > 0 and t.stride(1) == 1
+                         and (t.stride(0) * t.element_size()) % 16 == 0 and t.data_ptr() % 16 == 0)
 
 
-def _tma_eligible(dy: torch.Tensor, x: torch.Tensor, o: "_Operands") -> bool:
-    """Tensor descriptors for this launch: Hopper or newer (or the interpreter), every
-    tile tensor aligned; ``FORGE_TMA=0`` forces the pointer path."""
+def _tma_eligible(dy: torch.Tensor, x: torch.Tensor, o: "_Operands") -> tuple[bool, bool]:
+    """Whether the dY/X slabs, and the weight/state tiles, may go through tensor
+    descriptors: Hopper or newer (or the interpreter) and every such tensor aligned.
+    ``FORGE_TMA=0`` forces pointers for both."""
     if os.environ.get("FORGE_TMA", "1") == "0":
-        return False
+        return False, False
     hopper = dy.device.type == "cuda" and torch.cuda.get_device_capability(dy.device)[0] >= 9
     if not (hopper or interpreter_active()):
-        return False
-    tensors = [dy, x, o.weight, o.master, o.accum] + [pair[0] for pair in o.states if pair is not None]
-    return all(_tma_ok(t) for t in tensors)
+        return False, False
+    tiles = [o.weight, o.master, o.accum] + [pair[0] for pair in o.states if pair is not None]
+    return _tma_ok(dy) and _tma_ok(x), all(_tma_ok(t) for t in tiles)
 
 
 # The tuner times candidates on scratch copies of (at most) this many rows of
@@ -482,12 +490,13 @@ def reference_gradient(dy: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 
 def tile_ok_mask(g: torch.Tensor, tile: tuple[int, int]) -> torch.Tensor:
-    """(tiles_m, tiles_n) bool: which tiles of ``g`` are entirely finite."""
+    """(tiles_m, tiles_n) bool: which tiles of ``g`` the kernel steps -- those whose
+    fp32 sum of g^2 is finite (no NaN or Inf, no overflowing square)."""
     bm, bn = tile
     M, N = g.shape
-    finite = torch.isfinite(g)
-    padded = torch.nn.functional.pad(finite, (0, -N % bn, 0, -M % bm), value=True)
-    return padded.view(padded.shape[0] // bm, bm, padded.shape[1] // bn, bn).all(dim=3).all(dim=1)
+    padded = torch.nn.functional.pad(g.float(), (0, -N % bn, 0, -M % bm))
+    sumsq = padded.square().view(padded.shape[0] // bm, bm, padded.shape[1] // bn, bn).sum(dim=(1, 3))
+    return torch.isfinite(sumsq)
 
 
 def _expand_tiles(ok_tiles: torch.Tensor, tile: tuple[int, int], rows: int, cols: int, col_unit: int = 1):

@@ -32,6 +32,21 @@ from forge_mcore.kernels.configs import CONFIGS  # noqa: E402
 
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
 results: list[str] = []
+SASS_HISTOGRAM = False
+# Instruction classes worth watching in the epilogue: special-function unit (div/sqrt),
+# shared-memory traffic and barriers (layout conversions), conversions, tensor cores.
+_SASS_CLASSES = {"MUFU": "MUFU", "LDS": "LDS", "STS": "STS", "BAR": "BAR", "SHFL": "SHFL",
+                 "F2F": "F2F", "F2FP": "F2FP", "HGMMA": "HGMMA", "LDG": "LDG", "STG": "STG", "UTMA": "UTMA"}
+
+
+def _sass_histogram(cubin: str) -> str:
+    """Static instruction count of the kernel, total and per watched class."""
+    sass = subprocess.run([CUOBJDUMP, "-sass", cubin], capture_output=True, text=True).stdout
+    ops = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass)
+    counts = {k: sum(op.startswith(prefix) for op in ops) for k, prefix in _SASS_CLASSES.items()}
+    counts["F2FP"] = sum(op == "F2FP" or op.startswith("F2FP.") for op in ops)
+    counts["F2F"] -= counts["F2FP"]
+    return f"sass {len(ops)} " + " ".join(f"{k}={v}" for k, v in counts.items() if v)
 
 
 class _OfflineCompile:
@@ -41,7 +56,7 @@ class _OfflineCompile:
         self.kernel = kernel
 
     def __getitem__(self, grid):
-        def compile_(*args, num_warps, num_stages, **constexprs):
+        def compile_(*args, num_warps, num_stages, maxnreg=None, **constexprs):
             names = [n for n in self.kernel.arg_names if n not in constexprs]
             sig, attrs = {}, {}
             for i, (name, arg) in enumerate(zip(names, args)):
@@ -52,26 +67,33 @@ class _OfflineCompile:
                     attrs[(i,)] = [["tt.divisibility", 16]]
             sig.update({k: "constexpr" for k in constexprs})
             ck = triton.compile(ASTSource(self.kernel, sig, constexprs, attrs), target=GPUTarget("cuda", 90, 32),
-                                options=dict(num_warps=num_warps, num_stages=num_stages))
+                                options=dict(num_warps=num_warps, num_stages=num_stages, maxnreg=maxnreg))
             with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
                 f.write(ck.asm["cubin"])
             usage = subprocess.run([CUOBJDUMP, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
             regs, stack = re.findall(r"REG:(\d+)", usage), re.findall(r"STACK:(\d+)", usage)
-            results.append(f"regs {regs[0] if regs else '?'} stack {stack[0] if stack else '?'}")
+            line = f"regs {regs[0] if regs else '?'} stack {stack[0] if stack else '?'}"
+            if SASS_HISTOGRAM:
+                line += " " + _sass_histogram(f.name)
+            results.append(line)
         return compile_
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--all-configs", action="store_true", help="every committed tile config, not two")
+    p.add_argument("--sass", action="store_true", help="also print a static SASS instruction histogram")
     args = p.parse_args()
+    global SASS_HISTOGRAM
+    SASS_HISTOGRAM = args.sass
     fused_wgrad.fused_wgrad_step_kernel = _OfflineCompile(fused_wgrad.fused_wgrad_step_kernel)
     ops.resolve_backend = lambda device, backend=None: "triton"  # CPU tensors stand in for CUDA ones
     ops.interpreter_active = lambda: False
     failures = 0
     rules = ["adamw"] if args.quick else ["adamw", "sgd", "lion", "rmsprop", "adagrad"]
     for tma in (True, False):
-        ops._tma_eligible = (lambda *a, _t=tma: _t)
+        ops._tma_eligible = (lambda *a, _t=tma: (_t, _t))
         for rule in rules:
             for codec in ("bf16", "int8", "fp8", "fp32"):
                 for store in ("bf16", "bf16_sr", "fp32_master", "fp32"):
@@ -83,7 +105,7 @@ def main() -> None:
                     state = fm.ForgeParamState.create(w, rule, {}, codec, store)
                     dy = torch.zeros(64, 256, dtype=torch.bfloat16 if wdtype == torch.bfloat16 else torch.float32)
                     x = torch.zeros(64, 512, dtype=dy.dtype)
-                    for cfg in (CONFIGS[0], CONFIGS[-1]):
+                    for cfg in (CONFIGS if args.all_configs else (CONFIGS[0], CONFIGS[-1])):
                         label = f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
                         try:
                             ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()),

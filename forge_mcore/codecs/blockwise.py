@@ -27,7 +27,7 @@ import triton
 import triton.language as tl
 
 from ..kernels.tile_io import load_tile, store_tile, tile_index
-from ..kernels.tl_bits import div, sqrt
+from ..kernels.tl_bits import div_exact, sqrt
 from .base import EncodedState, StateCodec, register
 
 BLOCK = 64
@@ -36,20 +36,14 @@ FP8_MIN_SUBNORMAL = 2.0**-9
 
 
 @triton.jit
-def _scale_index(om, on, M, NB, BM: tl.constexpr, BN: tl.constexpr):
-    # One entry per (row, 64-wide block) of the tile; tiles are a whole number of blocks wide.
+def _row_scales(om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr):
+    # The kernel hands the codec sub-tiles exactly one 64-wide block wide
+    # (configs.TileConfig enforces it), so a block is a row of the sub-tile:
+    # one scale per row, its absmax a row reduction -- no gathers, no reshapes.
+    tl.static_assert(BN == 64, "block-scaled codecs need 64-wide sub-tiles")
+    # (A sub-tile may lie wholly past the last column: the right half of a last tile.)
     rm = om + tl.arange(0, BM)
-    cb = on // 64 + tl.arange(0, BN // 64)
-    return rm.to(tl.int64)[:, None] * NB + cb[None, :], (rm[:, None] < M) & (cb[None, :] < NB)
-
-
-@triton.jit
-def _expanded_scales(scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr):
-    # The scale of every element's block, gathered (the 64 elements of a block share one address).
-    rm = om + tl.arange(0, BM)
-    rn = on + tl.arange(0, BN)
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    return tl.load(scale_ptr + rm.to(tl.int64)[:, None] * NB + (rn // 64)[None, :], mask=mask, other=0.0)
+    return rm.to(tl.int64) * NB + on // 64, (rm < M) & (on < N)
 
 
 @triton.jit
@@ -60,16 +54,22 @@ def _zero_outside(x, om, on, M, N):
 
 
 @triton.jit
-def _block_absmax(u):
-    u3 = tl.reshape(u, (u.shape[0], u.shape[1] // 64, 64))
-    return u3, tl.max(tl.abs(u3), 2)
+def _load_scaled(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
+    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA).to(tl.float32)
+    soffs, smask = _row_scales(om, on, M, N, NB, BM, BN)
+    return codes * tl.load(scale_ptr + soffs, mask=smask, other=0.0)[:, None]
+
+
+@triton.jit
+def _store_scales(scale_ptr, om, on, M, N, NB, absmax, qmax: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    soffs, smask = _row_scales(om, on, M, N, NB, BM, BN)
+    tl.store(scale_ptr + soffs, div_exact(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
 
 
 @triton.jit
 def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
               USE_TMA: tl.constexpr):
-    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA).to(tl.float32)
-    x = codes * _expanded_scales(scale_ptr, om, on, M, N, NB, BM, BN)
+    x = _load_scaled(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
     if NONNEG:
         x = x * x
     return x
@@ -77,43 +77,39 @@ def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constex
 
 @triton.jit
 def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
-    x = _zero_outside(x, om, on, M, N)
     if NONNEG:
-        qmax = 255.0
-        x = sqrt(tl.maximum(x, 0.0))
+        qmax: tl.constexpr = 255.0
+        x = sqrt(x)  # v >= 0 (a nonnegative state): the very sqrt the rule took, so the compiler shares it
     else:
-        qmax = 127.0
-    u3, absmax = _block_absmax(x)
-    inv = tl.where(absmax > 0, div(qmax + tl.zeros_like(absmax), absmax), 0.0)
-    q = tl.floor(u3 * inv[:, :, None] + 0.5)
+        qmax: tl.constexpr = 127.0
+    x = _zero_outside(x, om, on, M, N)
+    absmax = tl.max(tl.abs(x), axis=1)
+    inv = tl.where(absmax > 0, div_exact(qmax + tl.zeros_like(absmax), absmax), 0.0)
+    q = tl.floor(x * inv[:, None] + 0.5)
     if NONNEG:
-        codes = tl.where(u3 > 0, tl.minimum(tl.maximum(q, 1.0), 255.0), 0.0).to(tl.uint8)
+        codes = tl.where(x > 0, tl.minimum(tl.maximum(q, 1.0), 255.0), 0.0).to(tl.uint8)
     else:
         codes = tl.minimum(tl.maximum(q, -127.0), 127.0).to(tl.int8)
-    store_tile(dst, om, on, M, N, tl.reshape(codes, (x.shape[0], x.shape[1])), USE_TMA)
-    soffs, smask = _scale_index(om, on, M, NB, x.shape[0], x.shape[1])
-    tl.store(scale_ptr + soffs, div(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
+    store_tile(dst, om, on, M, N, codes, USE_TMA)
+    _store_scales(scale_ptr, om, on, M, N, NB, absmax, qmax, x.shape[0], x.shape[1])
 
 
 @triton.jit
 def fp8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
              USE_TMA: tl.constexpr):
-    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA).to(tl.float32)
-    return codes * _expanded_scales(scale_ptr, om, on, M, N, NB, BM, BN)
+    return _load_scaled(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
 
 
 @triton.jit
 def fp8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
     x = _zero_outside(x, om, on, M, N)
-    u3, absmax = _block_absmax(x)
-    inv = tl.where(absmax > 0, div(448.0 + tl.zeros_like(absmax), absmax), 0.0)
-    q = tl.minimum(tl.maximum(u3 * inv[:, :, None], -448.0), 448.0)
+    absmax = tl.max(tl.abs(x), axis=1)
+    inv = tl.where(absmax > 0, div_exact(448.0 + tl.zeros_like(absmax), absmax), 0.0)
+    q = tl.minimum(tl.maximum(x * inv[:, None], -448.0), 448.0)
     if NONNEG:
-        q = tl.where(u3 > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
-    codes = q.to(tl.float8e4nv, fp_downcast_rounding="rtne")
-    store_tile(dst, om, on, M, N, tl.reshape(codes, (x.shape[0], x.shape[1])), USE_TMA)
-    soffs, smask = _scale_index(om, on, M, NB, x.shape[0], x.shape[1])
-    tl.store(scale_ptr + soffs, div(absmax, 448.0 + tl.zeros_like(absmax)), mask=smask)
+        q = tl.where(x > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
+    store_tile(dst, om, on, M, N, q.to(tl.float8e4nv, fp_downcast_rounding="rtne"), USE_TMA)
+    _store_scales(scale_ptr, om, on, M, N, NB, absmax, 448.0, x.shape[0], x.shape[1])
 
 
 def _blocks(x: torch.Tensor) -> torch.Tensor:

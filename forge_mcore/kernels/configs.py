@@ -22,12 +22,18 @@ class TileConfig:
     num_warps: int
     num_stages: int
     # Column halves kept in separate accumulators (1 or 2): halves the epilogue's
-    # live registers. Each half must still be a whole number of codec blocks.
+    # live registers. The epilogue works on sub-tiles exactly one codec block
+    # (64 columns) wide, so block scales are per-row values of a sub-tile.
     split_n: int = 1
+    # Register cap per thread (ptxas ``maxnreg``), None = the compiler's choice:
+    # a lower cap fits more CTAs per SM so one tile's epilogue overlaps another's main loop.
+    maxnreg: int | None = None
+    # Prefetch the epilogue's weight/state tiles into L2 before the main loop.
+    prefetch: bool = False
 
     def __post_init__(self) -> None:
-        if self.split_n not in (1, 2) or (self.block_n // self.split_n) % CODEC_BLOCK:
-            raise ValueError(f"block_n / split_n must be a multiple of {CODEC_BLOCK}: {self}")
+        if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
+            raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -35,15 +41,22 @@ class TileConfig:
 
 
 # Curated base set (H100/H200, bf16 operands). Order is irrelevant: all are timed.
+# Small tiles and register caps buy CTAs per SM: with two or three resident, one
+# tile's epilogue (HBM-bound) runs beside another's main loop (tensor cores).
+# Measured on one H200 (docs/kernel.md, results/2026-11-30/session2/grid/sweep.csv): 64-row
+# tiles win at BT <= 1024, 128x128 capped at 128 registers at BT >= 4096, the L2
+# prefetch helps int8 moments; uncapped 128x128, 8-warp 64x128 and pointer tiles lost.
 CONFIGS: tuple[TileConfig, ...] = (
-    TileConfig(128, 128, 64, 8, 8, 3, split_n=2),
-    TileConfig(128, 128, 64, 8, 8, 4, split_n=2),
-    TileConfig(128, 128, 64, 8, 8, 3),
-    TileConfig(128, 128, 64, 8, 4, 3, split_n=2),
-    TileConfig(128, 256, 64, 8, 8, 3, split_n=2),
-    TileConfig(64, 128, 64, 8, 4, 4, split_n=2),
-    TileConfig(128, 64, 64, 8, 4, 4),
+    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128),
+    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, prefetch=True),
+    TileConfig(128, 128, 64, 8, 8, 2, split_n=2, maxnreg=128),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, prefetch=True),
+    TileConfig(64, 128, 64, 8, 4, 2, split_n=2),
+    TileConfig(64, 128, 64, 8, 4, 2, split_n=2, prefetch=True),
     TileConfig(64, 64, 64, 8, 4, 3),
+    TileConfig(64, 64, 64, 8, 4, 3, prefetch=True),
+    TileConfig(64, 64, 64, 8, 4, 2, prefetch=True),
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

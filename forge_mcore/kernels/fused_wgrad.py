@@ -24,15 +24,16 @@ Two modes share the main loop (``MODE``):
 (a clipping coefficient, a loss or data-parallel scale) without a recompile.
 
 Side outputs, for telemetry and the non-finite guard: each finished tile adds
-its sum of g^2 to ``sumsq_ptr`` (one fp32 atomic), and a tile whose gradient
-holds a NaN or Inf adds 1 to ``nonfinite_ptr`` and writes nothing else, so its
-weight and state stay bit-identical. No host synchronisation is involved.
+its sum of g^2 to ``sumsq_ptr`` (one fp32 atomic), and a tile whose sum of g^2
+is not finite (a NaN or Inf in its gradient, or an overflowing one) adds 1 to
+``nonfinite_ptr`` and writes nothing else, so its weight and state stay
+bit-identical. No host synchronisation is involved.
 """
 
 import triton
 import triton.language as tl
 
-from .tile_io import load_tile, store_tile
+from .tile_io import load_tile, prefetch_tile_l2, store_tile
 from .tl_bits import bf16_to_f32, f32_to_bf16_rne
 
 MODE_STEP = 0
@@ -57,60 +58,64 @@ def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.co
 
 
 @triton.jit
-def _count_nonfinite(acc):
-    finite = (acc == acc) & (tl.abs(acc) < float("inf"))
-    return tl.sum(tl.sum(tl.where(finite, 0, 1), axis=1), axis=0)
-
-
-@triton.jit
-def _add_partial(acc, accum, om, on, M, N, ACCUM_BF16: tl.constexpr, USE_TMA: tl.constexpr):
-    part = load_tile(accum, om, on, M, N, acc.shape[0], acc.shape[1], USE_TMA)
+def _add_partial(acc, accum, om, on, M, N, ACCUM_BF16: tl.constexpr, TILE_TMA: tl.constexpr):
+    part = load_tile(accum, om, on, M, N, acc.shape[0], acc.shape[1], TILE_TMA)
     if ACCUM_BF16:
         part = bf16_to_f32(part)
     return acc + part
 
 
 @triton.jit
-def _store_partial(accum, acc, om, on, M, N, ACCUM_BF16: tl.constexpr, USE_TMA: tl.constexpr):
+def _store_partial(accum, acc, om, on, M, N, ACCUM_BF16: tl.constexpr, TILE_TMA: tl.constexpr):
     if ACCUM_BF16:
-        store_tile(accum, om, on, M, N, f32_to_bf16_rne(acc), USE_TMA)
+        store_tile(accum, om, on, M, N, f32_to_bf16_rne(acc), TILE_TMA)
     else:
-        store_tile(accum, om, on, M, N, acc, USE_TMA)
+        store_tile(accum, om, on, M, N, acc, TILE_TMA)
 
 
 @triton.jit
-def _apply_rule(
-    acc, om, on, M, N, NB, w, master,
+def _load_operands(
+    om, on, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, template,
+    STATE_LOAD: tl.constexpr, HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
+    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
+    WEIGHT_LOAD: tl.constexpr, TILE_TMA: tl.constexpr,
+):
+    """The weight and state tiles one epilogue sub-tile updates (absent states: ``template``)."""
+    BM: tl.constexpr = template.shape[0]
+    BN: tl.constexpr = template.shape[1]
+    wt = WEIGHT_LOAD(w, master, om, on, M, N, BM, BN, TILE_TMA)
+    v0 = template
+    v1 = template
+    v2 = template
+    if HAS_S0:
+        v0 = STATE_LOAD(s0, s0_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S0, TILE_TMA)
+    if HAS_S1:
+        v1 = STATE_LOAD(s1, s1_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S1, TILE_TMA)
+    if HAS_S2:
+        v2 = STATE_LOAD(s2, s2_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S2, TILE_TMA)
+    return wt, v0, v1, v2
+
+
+@triton.jit
+def _update_and_store(
+    acc, wt, v0, v1, v2, om, on, M, N, NB, w, master,
     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-    UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
+    UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_STORE: tl.constexpr,
     HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
     NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
-    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
-    HAS_GRAD_SCALE: tl.constexpr, USE_TMA: tl.constexpr,
+    WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr,
 ):
-    """The epilogue on one (sub-)tile: load weight and state, apply the rule, store."""
-    BM: tl.constexpr = acc.shape[0]
-    BN: tl.constexpr = acc.shape[1]
+    """The rule on one sub-tile, then its weight and state stores."""
     if HAS_GRAD_SCALE:
         acc = acc * tl.load(grad_scale_ptr)
-    wt = WEIGHT_LOAD(w, master, om, on, M, N, BM, BN, USE_TMA)
-    v0 = acc
-    v1 = acc
-    v2 = acc
-    if HAS_S0:
-        v0 = STATE_LOAD(s0, s0_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S0, USE_TMA)
-    if HAS_S1:
-        v1 = STATE_LOAD(s1, s1_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S1, USE_TMA)
-    if HAS_S2:
-        v2 = STATE_LOAD(s2, s2_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S2, USE_TMA)
     wt, v0, v1, v2 = UPDATE(acc, wt, v0, v1, v2, hyper_ptr, VARIANT)
-    WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), USE_TMA)
+    WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), TILE_TMA)
     if HAS_S0:
-        STATE_STORE(s0, s0_scale_ptr, om, on, M, N, NB, v0, NONNEG_S0, USE_TMA)
+        STATE_STORE(s0, s0_scale_ptr, om, on, M, N, NB, v0, NONNEG_S0, TILE_TMA)
     if HAS_S1:
-        STATE_STORE(s1, s1_scale_ptr, om, on, M, N, NB, v1, NONNEG_S1, USE_TMA)
+        STATE_STORE(s1, s1_scale_ptr, om, on, M, N, NB, v1, NONNEG_S1, TILE_TMA)
     if HAS_S2:
-        STATE_STORE(s2, s2_scale_ptr, om, on, M, N, NB, v2, NONNEG_S2, USE_TMA)
+        STATE_STORE(s2, s2_scale_ptr, om, on, M, N, NB, v2, NONNEG_S2, TILE_TMA)
 
 
 @triton.jit
@@ -118,6 +123,7 @@ def fused_wgrad_step_kernel(
     dy, x, w, master,
     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr,
+    w_raw, s0_raw, s1_raw, s2_raw,
     M, N, K, NB,
     stride_dyk, stride_dym, stride_xk, stride_xn,
     UPDATE: tl.constexpr, VARIANT: tl.constexpr,
@@ -128,9 +134,11 @@ def fused_wgrad_step_kernel(
     DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_N: tl.constexpr, USE_TMA: tl.constexpr,
+    SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
 ):
-    # dy, x, w, master, s0..s2, accum: TMA descriptors (USE_TMA) or plain pointers.
+    # dy, x: TMA descriptors (SLAB_TMA) or plain pointers; w, master, s0..s2, accum:
+    # descriptors (TILE_TMA) or pointers. w_raw (the master where there is one), s0_raw..s2_raw:
+    # the same tensors as pointers, for the L2 prefetch.
     # SPLIT_N = 2 keeps the tile's two column halves in separate accumulators, so
     # the epilogue's working set (weight, states, temporaries) is half a tile.
     HALF: tl.constexpr = BLOCK_N // SPLIT_N
@@ -142,14 +150,24 @@ def fused_wgrad_step_kernel(
     rn_a = on_a + tl.arange(0, HALF)
     rk = tl.arange(0, BLOCK_K)
 
+    if PREFETCH and MODE == 0:
+        # The epilogue's weight and state tiles travel HBM -> L2 while the main loop runs.
+        prefetch_tile_l2(w_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+        if HAS_S0:
+            prefetch_tile_l2(s0_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+        if HAS_S1:
+            prefetch_tile_l2(s1_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+        if HAS_S2:
+            prefetch_tile_l2(s2_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+
     # ---- main loop: G tile = sum over K chunks of dY_k^T X_k, fp32 ----------
-    if not USE_TMA:
+    if not SLAB_TMA:
         dy_ptrs = dy + rk[:, None] * stride_dyk + rm[None, :] * stride_dym
         xa_ptrs = x + rk[:, None] * stride_xk + rn_a[None, :] * stride_xn
     acc_a = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
     acc_b = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        if USE_TMA:
+        if SLAB_TMA:
             a = dy.load([k * BLOCK_K, om])
             b = x.load([k * BLOCK_K, on_a])
         else:
@@ -164,51 +182,72 @@ def fused_wgrad_step_kernel(
         a = tl.trans(a)
         acc_a = tl.dot(a, b, acc_a, input_precision=DOT_PRECISION)
         if SPLIT_N == 2:
-            if USE_TMA:
+            if SLAB_TMA:
                 b = x.load([k * BLOCK_K, on_b])
             else:
                 b = tl.load(xa_ptrs + HALF * stride_xn, mask=k_ok & (rn_a[None, :] + HALF < N), other=0.0)
             if WIDEN_BF16:
                 b = bf16_to_f32(b)
             acc_b = tl.dot(a, b, acc_b, input_precision=DOT_PRECISION)
-        if not USE_TMA:
+        if not SLAB_TMA:
             dy_ptrs += BLOCK_K * stride_dyk
             xa_ptrs += BLOCK_K * stride_xk
 
     if HAS_ACCUM:
-        acc_a = _add_partial(acc_a, accum, om, on_a, M, N, ACCUM_BF16, USE_TMA)
+        acc_a = _add_partial(acc_a, accum, om, on_a, M, N, ACCUM_BF16, TILE_TMA)
         if SPLIT_N == 2:
-            acc_b = _add_partial(acc_b, accum, om, on_b, M, N, ACCUM_BF16, USE_TMA)
+            acc_b = _add_partial(acc_b, accum, om, on_b, M, N, ACCUM_BF16, TILE_TMA)
 
     if MODE == 2:
         tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a + acc_b, axis=1), axis=0))
     elif MODE == 1:
         # ---- accumulate only: an earlier micro-batch of exact accumulation ----
-        _store_partial(accum, acc_a, om, on_a, M, N, ACCUM_BF16, USE_TMA)
+        _store_partial(accum, acc_a, om, on_a, M, N, ACCUM_BF16, TILE_TMA)
         if SPLIT_N == 2:
-            _store_partial(accum, acc_b, om, on_b, M, N, ACCUM_BF16, USE_TMA)
+            _store_partial(accum, acc_b, om, on_b, M, N, ACCUM_BF16, TILE_TMA)
     else:
         # ---- non-finite guard: a bad tile writes nothing but its count ------
-        # (out-of-bounds rows/columns accumulated zeros, so they never trip it)
-        n_bad = _count_nonfinite(acc_a)
+        # One reduction serves the guard and the telemetry: a NaN or Inf in G makes
+        # the tile's sum of g^2 NaN or Inf (so does |g| > ~1e19, where g^2 overflows
+        # fp32 -- a gradient no step should take). Out-of-bounds rows and columns
+        # accumulated zeros, so they never trip it.
+        sq = acc_a * acc_a
         if SPLIT_N == 2:
-            n_bad += _count_nonfinite(acc_b)
-        if n_bad > 0:
+            sq += acc_b * acc_b
+        tile_sumsq = tl.sum(tl.sum(sq, axis=1), axis=0)
+        if not (tile_sumsq < float("inf")):
             tl.atomic_add(nonfinite_ptr, 1)
         else:
             # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
-            tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0))
-            _apply_rule(
-                acc_a, om, on_a, M, N, NB, w, master,
+            tl.atomic_add(sumsq_ptr, tile_sumsq)
+            # Pointer tiles: both halves' loads are issued before any update, so they
+            # are in flight together (one memory latency per tile). TMA tiles: each
+            # load waits for its data anyway (Triton 3.6), so the second half's loads
+            # wait until the first half is stored and its registers are free.
+            wt_a, v0_a, v1_a, v2_a = _load_operands(
+                om, on_a, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_a,
+                STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
+            )
+            if SPLIT_N == 2 and not TILE_TMA:
+                wt_b, v0_b, v1_b, v2_b = _load_operands(
+                    om, on_b, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_b,
+                    STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
+                )
+            _update_and_store(
+                acc_a, wt_a, v0_a, v1_a, v2_a, om, on_a, M, N, NB, w, master,
                 s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, USE_TMA,
+                UPDATE, VARIANT, STATE_STORE, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2,
+                WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
             )
             if SPLIT_N == 2:
-                _apply_rule(
-                    acc_b, om, on_b, M, N, NB, w, master,
+                if TILE_TMA:
+                    wt_b, v0_b, v1_b, v2_b = _load_operands(
+                        om, on_b, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_b,
+                        STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
+                    )
+                _update_and_store(
+                    acc_b, wt_b, v0_b, v1_b, v2_b, om, on_b, M, N, NB, w, master,
                     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                    UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                    NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
-                    USE_TMA,
+                    UPDATE, VARIANT, STATE_STORE, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2,
+                    WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
                 )

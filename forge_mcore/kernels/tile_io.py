@@ -12,6 +12,8 @@ take the pointer path (masked loads and stores), chosen per launch by the
 import triton
 import triton.language as tl
 
+from .tl_bits import INTERPRETING
+
 
 @triton.jit
 def tile_index(om, on, M, N, BM: tl.constexpr, BN: tl.constexpr):
@@ -40,3 +42,20 @@ def store_tile(dst, om, on, M, N, x, USE_TMA: tl.constexpr):
     else:
         offs, mask = tile_index(om, on, M, N, x.shape[0], x.shape[1])
         tl.store(dst + offs, x, mask=mask)
+
+
+@triton.jit
+def prefetch_tile_l2(src, om, on, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """Ask L2 for every 128-byte line of the BM x BN tile at (om, on) of a row-major
+    M x N tensor (``prefetch.global.L2``; no registers, nothing waits on it). Issued
+    before the main loop, the epilogue's tile loads then hit L2. A no-op when interpreting."""
+    if not INTERPRETING:
+        LINE: tl.constexpr = 1024 // src.dtype.element_ty.primitive_bitwidth  # elements per 128-byte line
+        CHUNKS: tl.constexpr = BN // LINE if BN >= LINE else 1
+        rm = om + tl.arange(0, BM)
+        rn = on + tl.arange(0, CHUNKS) * LINE
+        ok = ((rm[:, None] < M) & (rn[None, :] < N)).to(tl.int32)
+        tl.inline_asm_elementwise(
+            "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.u32 $0, 0; }", "=r,l,r",
+            [src + rm.to(tl.int64)[:, None] * N + rn[None, :], ok], dtype=tl.int32, is_pure=False, pack=1,
+        )

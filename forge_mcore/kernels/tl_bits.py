@@ -1,10 +1,12 @@
-"""Exact bf16 <-> fp32 conversions, written on the bits.
+"""Arithmetic the epilogues share: bf16 <-> fp32 conversions, division, square root.
 
-Triton's interpreter truncates fp32 -> bf16 and flushes bf16 subnormals to zero
-(triton 3.6 ``_convert_float``), while the GPU rounds to nearest even. These
-helpers are exact on both, so the CPU suite tests the very code the GPU runs.
-Weights and states are finite here (non-finite tiles are skipped before any
-store), so NaN payloads need no care.
+Conversions: Triton's interpreter truncates fp32 -> bf16 and flushes bf16
+subnormals to zero (triton 3.6 ``_convert_float``), while the GPU rounds to
+nearest even. Under the interpreter the conversions are written on the bits
+(exact); compiled, they are the hardware's ``cvt`` (one instruction per pair of
+elements, round-to-nearest-even: the same results). Weights and states are
+finite here (non-finite tiles are skipped before any store), so NaN payloads
+need no care.
 """
 
 import os
@@ -12,19 +14,32 @@ import os
 import triton
 import triton.language as tl
 
-# IEEE (round-to-nearest) division and square root in the rule epilogues, the
-# default: results match torch's to the last bit where the interpreter and the
-# GPU agree. FORGE_IEEE_MATH=0 selects the approximate (2-ulp) instructions,
-# several times cheaper in the ALU-heavy epilogue; read once, at import.
-IEEE_MATH: tl.constexpr = tl.constexpr(os.environ.get("FORGE_IEEE_MATH", "1") != "0")
+# Division and square root in the rule epilogues. Default: the GPU's approximate
+# instructions (div.approx, sqrt.approx: <= 2 ulp, as apex's --use_fast_math
+# optimizers), which keep the ALU-heavy epilogue off the critical path.
+# FORGE_IEEE_MATH=1 selects IEEE round-to-nearest (bit-faithful to torch's
+# CUDA optimizers, ~1.6x the epilogue's instructions). Read once, at import.
+# The interpreter computes both exactly, in numpy.
+IEEE_MATH: tl.constexpr = tl.constexpr(os.environ.get("FORGE_IEEE_MATH", "0") == "1")
+INTERPRETING: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
 
 
 @triton.jit
 def div(a, b):
     if IEEE_MATH:
         return tl.div_rn(a, b)
-    else:
+    elif INTERPRETING:
         return a / b
+    else:
+        return tl.inline_asm_elementwise("div.approx.f32 $0, $1, $2;", "=r,r,r", [a, b], dtype=tl.float32,
+                                         is_pure=True, pack=1)
+
+
+@triton.jit
+def div_exact(a, b):
+    """IEEE division whatever IEEE_MATH says: for per-block scale arithmetic, which
+    the torch twins must reproduce exactly and which costs nothing per element."""
+    return tl.div_rn(a, b)
 
 
 @triton.jit
@@ -38,7 +53,10 @@ def sqrt(x):
 @triton.jit
 def bf16_to_f32(x):
     """Widen a bf16 tile to fp32 exactly (subnormals included)."""
-    return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+    if INTERPRETING:
+        return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+    else:
+        return x.to(tl.float32)
 
 
 @triton.jit
@@ -50,9 +68,12 @@ def f32_to_bf16_bits(bits):
 @triton.jit
 def f32_to_bf16_rne(x):
     """Round an fp32 tile to bf16, nearest-even."""
-    bits = x.to(tl.uint32, bitcast=True)
-    bits = bits + (((bits >> 16) & 1) + 0x7FFF)
-    return f32_to_bf16_bits(bits & 0xFFFF0000)
+    if INTERPRETING:
+        bits = x.to(tl.uint32, bitcast=True)
+        bits = bits + (((bits >> 16) & 1) + 0x7FFF)
+        return f32_to_bf16_bits(bits & 0xFFFF0000)
+    else:
+        return x.to(tl.bfloat16, fp_downcast_rounding="rtne")
 
 
 @triton.jit

@@ -182,6 +182,24 @@ def test_bf16_operands(case):
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, "bf16", "bf16", g["lr"], STEPS)
 
 
+@pytest.mark.parametrize("codec", ["bf16", "int8"])
+def test_pointer_tiles_beside_tma_slabs(monkeypatch, codec):
+    """TMA dY/X slabs with pointer weight/state tiles (a weight whose rows are not
+    16-byte aligned beside aligned activations: the tiles' loads are issued up front),
+    with the L2 prefetch on (a no-op when interpreting; its arguments still checked)."""
+    from forge_mcore.kernels.configs import TileConfig
+
+    seen = []
+    monkeypatch.setattr(ops, "INTERPRETER_CONFIG", TileConfig(32, 128, 16, 2, 1, 1, split_n=2, prefetch=True))
+    monkeypatch.setattr(ops, "_tma_ok", lambda t: t is None or t.shape[0] == 37)  # dY and X (BT = 37 rows) only
+    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.append((cx["SLAB_TMA"], cx["TILE_TMA"])))
+    case = next(c for c in RULE_CASES if c[0] == "adam" and c[1].get("amsgrad"))
+    w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(*case, codec, "bf16", (72, 192, 37))
+    assert set(seen) == {(True, False)}
+    check_states(s_tr, s_ref, codec, STEPS)
+    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, "bf16", g["lr"], STEPS)
+
+
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
 def test_triton_matches_torch_optim(case):
     """Regime-1 rules at fp32 state and weights equal torch.optim given the same gradient."""

@@ -158,14 +158,14 @@ def _pairs(flat):
 @pytest.mark.parametrize("cols,tma", [(70, False), (192, True)])
 def test_tile_path_follows_alignment(monkeypatch, cols, tma):
     seen = []
-    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.append(cx["USE_TMA"]))
+    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.append((cx["SLAB_TMA"], cx["TILE_TMA"])))
     w = torch.randn(72, cols)
     state = fm.ForgeParamState.create(w, "adamw", {}, "bf16")
     dy, x = torch.randn(5, 72), torch.randn(5, cols)
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()), backend="triton")
     monkeypatch.setenv("FORGE_TMA", "0")
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()), backend="triton")
-    assert seen == [tma, False]
+    assert seen == [(tma, tma), (False, False)]
 
 
 def test_changing_lr_never_changes_the_kernel_specialization(monkeypatch):
@@ -257,3 +257,19 @@ def test_stochastic_rounding_store_is_unbiased_without_dead_zone(backend):
     for k, m in enumerate(means, start=1):
         assert abs(m - (1 + k * ulp / 4)) < 0.03 * ulp, f"step {k}: mean {m} is biased"
     assert set(w.float().unique().tolist()) <= {1.0, 1.0 + ulp, 1.0 + 2 * ulp, 1.0 + 3 * ulp, 1.0 + 4 * ulp}
+
+
+def test_no_tokens_applies_the_gradient_free_update():
+    """BT = 0 (an expert no token was routed to): G = 0, so only weight decay and the
+    moments' decay act (paper Remark 1), on the TMA-eligible shape too."""
+    gen = torch.Generator().manual_seed(3)
+    w = torch.randn(72, 192, generator=gen)
+    w_ref = w.clone()
+    s_tr = fm.ForgeParamState.create(w, "adamw", dict(weight_decay=0.1), "fp32", "fp32")
+    s_ref = fm.ForgeParamState.create(w_ref, "adamw", dict(weight_decay=0.1), "fp32", "fp32")
+    g = s_tr.rule.make_group(weight_decay=0.1)
+    dy, x = torch.zeros(0, 72), torch.zeros(0, 192)
+    fm.fused_wgrad_step(dy, x, w, s_tr, s_tr.prepare_step(g), backend="triton")
+    fm.fused_wgrad_step(dy, x, w_ref, s_ref, s_ref.prepare_step(g), backend="torch")
+    assert not torch.equal(w, torch.randn(72, 192, generator=torch.Generator().manual_seed(3)))
+    assert_close_verbose(w, w_ref, rtol=1e-6, atol=0.0, what="weight")
