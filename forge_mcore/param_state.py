@@ -105,7 +105,19 @@ class ForgeParamState:
         if len(values) != len(self.rule.hyper_names) or not all(math.isfinite(v) for v in values):
             raise ValueError(f"rule {self.rule.name!r} produced bad per-step scalars {values} from {dict(group)}")
         values.append(float((self.base_seed + step * 7919) % _SEED_MODULUS))
-        self.hyper_buffer.copy_(torch.tensor(values, dtype=torch.float32))
+        # A blocking host-to-device copy would synchronize the stream: once per fused
+        # layer per backward, the host would wait for the GPU to drain its queue before
+        # launching the next kernel. Stage in pinned memory and copy asynchronously;
+        # the caching host allocator keeps the staging block alive until the copy ran.
+        cuda = self.hyper_buffer.is_cuda
+        if cuda and torch.cuda.is_current_stream_capturing():
+            # A captured copy would re-read this step's staging memory at every replay.
+            raise RuntimeError(
+                "prepare_step() ran inside CUDA-graph capture: call it before graph.replay() instead "
+                "(the graph reads hyper_buffer, which prepare_step refreshes in place)"
+            )
+        staged = torch.tensor(values, dtype=torch.float32, pin_memory=cuda)
+        self.hyper_buffer.copy_(staged, non_blocking=cuda)
         self.step, self.scalars = step, scalars
         return self.hyper_buffer
 

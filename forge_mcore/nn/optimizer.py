@@ -86,7 +86,9 @@ class ForgeOptimizer(torch.optim.Optimizer):
         self._device = device
         self._scale: torch.Tensor | None = None  # clip coefficient applied in this iteration
         self._next_scale: torch.Tensor | None = None  # "previous": the one for the next iteration
-        self._last_fallback: dict[str, float] = {}
+        # (names, per-tensor sum of squares) of the last step's fallback gradients; made a
+        # dict of norms only when asked (per_tensor_norms), so step() needs no host sync for it.
+        self._last_fallback: tuple[list[str], torch.Tensor | None] = ([], None)
         self._last_fallback_sumsq = torch.zeros((), device=device)
         self._last_skipped: dict[str, int] = {}
         self._closed = False
@@ -165,9 +167,9 @@ class ForgeOptimizer(torch.optim.Optimizer):
         if sumsq is not None:
             sumsq = sumsq.masked_fill(~torch.isfinite(sumsq), 0.0)
             self._last_fallback_sumsq = sumsq.sum()
-            self._last_fallback = dict(zip((self._fallback_names[id(p)] for p in params), sumsq.sqrt().tolist()))
+            self._last_fallback = ([self._fallback_names[id(p)] for p in params], sumsq)
         else:
-            self._last_fallback_sumsq, self._last_fallback = torch.zeros((), device=self._device), {}
+            self._last_fallback_sumsq, self._last_fallback = torch.zeros((), device=self._device), ([], None)
         self._last_skipped = skipped
         self._scale, self._next_scale = (self._next_scale if self.clip == "previous" else None), None
         self.engine.grad_scale = self._scale
@@ -206,7 +208,9 @@ class ForgeOptimizer(torch.optim.Optimizer):
 
     def grad_norms(self) -> dict[str, float]:
         """{name: ||g||_2} of the last finished step, fused weights and fallback tensors (host sync)."""
-        return {**self.engine.per_tensor_norms(), **self._last_fallback}
+        names, sumsq = self._last_fallback
+        fallback = dict(zip(names, sumsq.sqrt().tolist())) if sumsq is not None else {}
+        return {**self.engine.per_tensor_norms(), **fallback}
 
     def nonfinite_report(self) -> dict[str, int]:
         """{name: count} of the last finished step: tiles skipped in a fused weight, 1 for a
