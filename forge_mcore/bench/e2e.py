@@ -4,6 +4,7 @@
     python -m forge_mcore.bench.e2e --table scale --out results/e2e        # fused AdamW vs FORGE bf16/int8
     python -m forge_mcore.bench.e2e --arms fused,forge-int8,bnb8bit --out results/e2e
     python -m forge_mcore.bench.e2e --smoke --arms fused,forge-bf16 --out /tmp/e2e   # CPU, tiny config
+    python -m forge_mcore.bench.e2e --report a/e2e_peer.csv,b/e2e_peer.csv --out results/e2e  # CSV(s) -> table, PNG
 
 Method (DESIGN.md "Measuring", paper App. C): each arm runs in its own
 process; the model is HF Qwen3 built from its config (random init, bf16
@@ -316,6 +317,27 @@ def write_outputs(rows: list[Row], out: str, table: str) -> list[str]:
     return written
 
 
+def read_rows(path: str) -> list[Row]:
+    """The rows of an ``e2e_<table>.csv`` written by ``write_outputs`` (``--report``)."""
+    kinds = {name: f.type for name, f in Row.__dataclass_fields__.items()}
+    rows = []
+    with open(path, newline="") as f:
+        for record in csv.DictReader(f):
+            values: dict[str, Any] = {}
+            for name, kind in kinds.items():
+                text = record.get(name, "")
+                if kind == "int":
+                    values[name] = int(text)
+                elif kind == "float":
+                    values[name] = float(text) if text not in ("", "nan") else math.nan
+                elif kind == "dict":
+                    values[name] = json.loads(text) if text else {}
+                else:
+                    values[name] = text
+            rows.append(Row(**values))
+    return rows
+
+
 def format_table(rows: list[Row]) -> str:
     head = f"{'model':<14}{'seq':>6} {'arm':<16}{'peak GB':>9}{'step ms':>9}{'TF/s':>7}{'t/fused':>8}{'m/fused':>8}" \
            f"{'cover':>7}  status"
@@ -347,8 +369,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", default="e2e_results", help="directory for the CSV and PNG")
     p.add_argument("--smoke", action="store_true",
                    help="CPU check of the whole pipeline: qwen3-tiny, seq 16, 1 warm-up + 2 steps")
+    p.add_argument("--report", default=None, metavar="CSV[,CSV...]",
+                   help="run nothing: read e2e_<table>.csv file(s) written earlier (e.g. on the GPU machine), write "
+                   "them as one CSV (and the PNG, with matplotlib) under --out and print the table")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.report is not None:
+        args.report = [path for path in args.report.split(",") if path]
+        missing = [path for path in args.report if not os.path.isfile(path)]
+        if missing or not args.report:
+            p.error(f"--report: no such file(s) {missing or args.report}")
+        return args
     args.device = "cpu" if args.smoke else "cuda"
     if args.smoke:
         args.model, args.seq, args.warmup, args.steps = "qwen3-tiny", 16, 1, 2
@@ -380,6 +411,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker is not None:
         result = run_cell(Cell(**json.loads(args.worker)))
         print("RESULT " + json.dumps(result), flush=True)
+        return 0
+    if args.report is not None:
+        rows = [row for path in args.report for row in read_rows(path)]
+        tables = sorted({r.table for r in rows})
+        written = write_outputs(rows, args.out, "+".join(tables) or "peer")
+        print(f"[e2e] wrote {', '.join(written)}")
+        print(format_table(rows))
         return 0
     rows = run_table(args.table, args.cell_list, args.arm_list, args)
     written = write_outputs(rows, args.out, args.table)

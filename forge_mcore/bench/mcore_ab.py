@@ -16,8 +16,9 @@ and bf16 moments (stock: torch fused AdamW on the bf16 parameters);
 fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
 
 * ``tp1`` (one GPU), ``tp2`` and ``tp2-sp`` (two GPUs): 20 steps, max |delta loss|
-  (gate 4e-4, paper N.2: 1.5-3.8e-4); asserts the fused weights are absent from
-  megatron's DDP grad buffers and optimizer.
+  (gate 4e-4, paper N.2: 1.5-3.8e-4); the fused weights must be absent from
+  megatron's DDP grad buffers and optimizer (asserted when the arm is built,
+  reported as a row after training, with both arms' DDP buffer sizes).
 * ``ep2`` (two GPUs): a MoE GPT (8 experts per layer, SequentialMLP) with
   deterministic round-robin routing; FORGE experts at EP=2 (dense weights stock)
   vs an all-local reference (stock, EP=1: every expert on every rank) and vs
@@ -27,21 +28,33 @@ fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
   TP=2): peak memory (``max_memory_allocated`` after 3 warm-up steps) and median
   step time of 10 steps, arms run one after the other in this process. Gates:
   stock peak - FORGE peak >= 80% of the fused weights' gradient bytes (as the
-  stock arm stores them), step time <= 1.05x stock.
+  stock arm stores them), step time <= 1.05x stock. Each peak is taken above
+  what was allocated before its arm was built (reported as ``baseline_bytes``),
+  so memory the stock arm might leave behind cannot count against FORGE.
 
-Commands (device machine; megatron-core from ``shared/device/wheels.sh mcore``):
+The whole GPU run is one device call: ``bash scripts/device/mcore.sh`` on two
+GPUs (carry ``.whl`` from ``shared/device/wheels.sh mcore``). It runs, with
+``CUDA_DEVICE_MAX_CONNECTIONS=1``:
 
-    export CUDA_DEVICE_MAX_CONNECTIONS=1
-    torchrun --nproc-per-node 1 -m forge_mcore.bench.mcore_ab --cells tp1 --out $OUT/mcore_tp1
-    torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells tp2,tp2-sp,ep2,memory --out $OUT/mcore_tp2
+    CUDA_VISIBLE_DEVICES=0 torchrun --standalone --nproc-per-node 1 -m forge_mcore.bench.mcore_ab \
+        --cells tp1 --resume --out $OUT/mcore_tp1 &                                  # beside the next one
+    torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells tp2,tp2-sp,ep2 \
+        --resume --out $OUT/mcore_tp2
+    wait; torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells memory \
+        --resume --out $OUT/mcore_tp2                                               # alone: it is timed
+
     torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --smoke --out /tmp/mcore_smoke   # CPU, gloo
 
 ``--smoke`` runs every cell the world size allows at toy shapes on the CPU
 (gloo, ``megatron_on_cpu``); its numbers mean nothing. Results: ``results.json``
-(every step's loss, every measurement) and ``summary.csv`` under ``--out``,
-rewritten after each cell; the table is printed last. A cell that exceeds
-``--cell-timeout`` seconds dumps every thread's stack and exits (torchrun then
-stops the other ranks); collectives time out after ``--timeout-minutes``.
+(every step's loss, every measurement, the cells attempted) and ``summary.csv``
+under ``--out``, rewritten before and after each cell; the table is printed
+last. A cell that raises is recorded as an ``error`` row before the process
+exits. A cell that exceeds ``--cell-timeout`` seconds dumps every thread's
+stack and exits (torchrun then stops the other ranks); collectives time out
+after ``--timeout-minutes``. ``--resume`` keeps an earlier run's rows in
+``--out`` and skips the cells it attempted (one that was killed gets an
+``unfinished`` row), so a relaunch after a failure runs only what is left.
 """
 
 from __future__ import annotations
@@ -52,11 +65,13 @@ import csv
 import datetime
 import faulthandler
 import gc
+import json
 import math
 import os
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -172,6 +187,10 @@ def build_model(config, shape: Shape, recipe: Recipe, forge: bool, *, dense: boo
                      share_embeddings_and_output_weights=False)
     if forge and dense:
         use_forge_output_layer(model)
+    if not config.use_cpu_initialization:
+        # As Megatron-LM's get_model: parallel linears are born on the GPU, but the local
+        # spec's torch norms (WrappedTorchNorm) are created on the CPU and moved here.
+        model.cuda(torch.cuda.current_device())
     if init_state is not None:
         model.load_state_dict(init_state, strict=True)
     if config.bf16:
@@ -180,13 +199,30 @@ def build_model(config, shape: Shape, recipe: Recipe, forge: bool, *, dense: boo
     return DistributedDataParallel(config, ddp_config, model)
 
 
-def _use_fused_adamw(chained) -> None:
-    """The stock optimizers' torch AdamW made the fused one (both arms; fairest baseline)."""
+def _use_fused_adamw(chained, *, require_cuda: bool = True) -> None:
+    """The stock optimizers' torch AdamW made the fused one (both arms; fairest baseline).
+
+    torch reads ``fused``/``foreach`` from each param group at step time, and megatron's
+    groups already carry ``fused=None`` from the unfused AdamW (a constructor's
+    ``fused=True`` would only fill keys that are absent): set them on the groups."""
     for opt in chained.chained_optimizers:
         inner = getattr(opt, "optimizer", None)
         on_gpu = inner is not None and all(p.is_cuda for g in inner.param_groups for p in g["params"])
-        if isinstance(inner, torch.optim.AdamW) and on_gpu:
+        if isinstance(inner, torch.optim.AdamW) and (on_gpu or not require_cuda):
+            for group in inner.param_groups:
+                group["fused"], group["foreach"] = True, None
             opt.optimizer = torch.optim.AdamW(inner.param_groups, fused=True)
+
+
+def adamw_kinds(chained) -> list[str]:
+    """How each torch AdamW in a chained optimizer steps ("fused", "foreach" or "default")."""
+    kinds = []
+    for opt in chained.chained_optimizers:
+        inner = getattr(opt, "optimizer", None)
+        if isinstance(inner, torch.optim.AdamW):
+            kinds += ["fused" if g.get("fused") else "foreach" if g.get("foreach") else "default"
+                      for g in inner.param_groups]
+    return sorted(set(kinds))
 
 
 def build_arm(name: str, config, shape: Shape, recipe: Recipe, forge: bool, *, lr: float, steps: int,
@@ -213,18 +249,31 @@ def build_arm(name: str, config, shape: Shape, recipe: Recipe, forge: bool, *, l
     return arm
 
 
-def assert_fused_weights_left_megatron(arm: Arm) -> None:
-    """The fused weights have no slot in megatron's DDP buckets and no megatron param group."""
+def fused_weights_in_megatron(arm: Arm) -> list[torch.Tensor]:
+    """The fused weights that still have a slot in megatron's DDP buckets, a ``main_grad``,
+    ``requires_grad`` or a megatron param group (the FORGE arm's answer must be [])."""
     ddp = arm.model
     in_buckets = set(ddp.param_to_bucket_group)
     for buffer in ddp.buffers + ddp.expert_parallel_buffers:
         in_buckets.update(buffer.params)
     megatron = {id(p) for opt in arm.optimizer.chained_optimizers[:-1] for g in opt.param_groups for p in g["params"]}
-    for p in arm.fused_params:
-        if p in in_buckets or hasattr(p, "main_grad") or p.requires_grad or id(p) in megatron:
-            raise AssertionError(f"a fused weight of shape {tuple(p.shape)} is still in megatron's DDP or optimizer")
+    return [p for p in arm.fused_params
+            if p in in_buckets or hasattr(p, "main_grad") or p.requires_grad or id(p) in megatron]
+
+
+def assert_fused_weights_left_megatron(arm: Arm) -> None:
+    """The fused weights have no slot in megatron's DDP buckets and no megatron param group."""
     if not arm.fused_params:
         raise AssertionError(f"{arm.name}: no fused weight found in the FORGE arm")
+    left = fused_weights_in_megatron(arm)
+    if left:
+        raise AssertionError(f"{len(left)} fused weight(s), e.g. of shape {tuple(left[0].shape)}, are still in "
+                             "megatron's DDP or optimizer")
+
+
+def ddp_buffer_numel(arm: Arm) -> int:
+    """Elements of the arm's megatron DDP gradient buffers (dense and expert-parallel)."""
+    return sum(b.numel for b in arm.model.buffers + arm.model.expert_parallel_buffers)
 
 
 def free(*arms: Arm) -> None:
@@ -332,11 +381,19 @@ def cell_dense(ctx: Context, cell: str) -> list[dict]:
         forge = build_arm("forge", config, ctx.loss_shape, recipe, True, init_state=init_state, **kw)
         losses = train([stock, forge], ctx.loss_shape, ctx.args.steps, ctx.device)
         gap = max_gap(losses["stock"], losses["forge"])
-        rows.append(dict(cell=cell, recipe=recipe_name, layout=f"TP={tp} SP={'on' if sp else 'off'}",
+        layout = f"TP={tp} SP={'on' if sp else 'off'}"
+        fused_numel = sum(p.numel() for p in forge.fused_params)
+        buffers = {a.name: ddp_buffer_numel(a) for a in (stock, forge)}
+        rows.append(dict(cell=cell, recipe=recipe_name, layout=layout,
                          metric="max |dloss|", value=gap, gate=LOSS_GATE, passed=gap <= LOSS_GATE,
-                         fused_params=sum(p.numel() for p in forge.fused_params),
-                         ddp_buffer_numel={a.name: sum(b.numel for b in a.model.buffers) for a in (stock, forge)},
-                         losses=losses))
+                         steps=ctx.args.steps, fused_params=fused_numel, ddp_buffer_numel=buffers,
+                         adamw={a.name: adamw_kinds(a.optimizer) for a in (stock, forge)}, losses=losses))
+        # checked after training too: nothing re-registered a fused weight with megatron
+        left = fused_weights_in_megatron(forge)
+        rows.append(dict(cell=cell, recipe=recipe_name, layout=layout, metric="fused weights in megatron DDP/opt",
+                         value=f"{len(left)}/{len(forge.fused_params)}", gate=0, passed=not left,
+                         fused_params=fused_numel, ddp_buffer_numel=buffers,
+                         ddp_buffer_numel_drop=buffers["stock"] - buffers["forge"]))
         free(stock, forge)
     return rows
 
@@ -391,6 +448,12 @@ def cell_ep2(ctx: Context) -> list[dict]:
         for arm in (stock, forge):
             round_robin_routing(arm.model, shape.experts, shape.topk)
         losses.update(train([stock, forge], shape, ctx.args.steps, ctx.device))
+        left = fused_weights_in_megatron(forge)
+        buffers = {a.name: ddp_buffer_numel(a) for a in (stock, forge)}
+        rows.append(dict(cell="ep2", recipe=recipe_name, layout="EP=2 FORGE experts",
+                         metric="fused weights in megatron DDP/opt", value=f"{len(left)}/{len(forge.fused_params)}",
+                         gate=0, passed=not left, fused_params=sum(p.numel() for p in forge.fused_params),
+                         ddp_buffer_numel=buffers, ddp_buffer_numel_drop=buffers["stock"] - buffers["forge"]))
         free(stock, forge)
         for other in ("forge", "stock"):
             gap = max_gap(losses["reference"], losses[other])
@@ -409,7 +472,7 @@ def cell_ep2(ctx: Context) -> list[dict]:
     free(learned)
     k = max(1, len(curve) // 4)
     first, last = statistics.mean(curve[:k]), statistics.mean(curve[-k:])
-    rows.append(dict(cell="ep2", recipe=recipe_name, layout="EP=2 FORGE experts, learned top-k",
+    rows.append(dict(cell="ep2", recipe=recipe_name, layout="EP=2 FORGE experts with learned top-k",
                      metric="loss first->last quarter", value=f"{first:.4f}->{last:.4f}", gate=None,
                      passed=last < first, losses={"forge-learned": curve}))
     return rows
@@ -427,21 +490,32 @@ def cell_memory(ctx: Context) -> list[dict]:
         measured = {}
         fused_grad_bytes = 0
         for forge in (False, True):
+            # what is still allocated before the arm exists (earlier cells, or a leak of the stock arm)
+            baseline = torch.cuda.memory_allocated() if torch.cuda.is_available() else 0
             arm = build_arm("forge" if forge else "stock", config, shape, recipe, forge, lr=ctx.args.lr,
                             steps=ctx.args.warmup + ctx.args.timed_steps)
             if not forge:  # gradient bytes of what FORGE fuses, as the stock arm's DDP buffers hold them
                 grad_size = 4 if recipe.mixed_precision or recipe.params_dtype == torch.float32 else 2
                 fused_grad_bytes = grad_size * _fusable_numel(arm.model)
-            measured[arm.name] = _measure(arm, shape, ctx)
+            measured[arm.name] = dict(_measure(arm, shape, ctx), baseline_bytes=baseline,
+                                      adamw=adamw_kinds(arm.optimizer), ddp_buffer_numel=ddp_buffer_numel(arm))
             free(arm)
         stock, forge = measured["stock"], measured["forge"]
         layout = f"TP=2 mbs={shape.micro_batch} seq={shape.seq}"
+        # Each arm's peak above what was allocated before it was built: equal to the raw
+        # difference unless the stock arm left memory behind (baseline_bytes tells).
+        saved = (stock["peak_bytes"] - stock["baseline_bytes"]) - (forge["peak_bytes"] - forge["baseline_bytes"])
         rows.append(dict(cell="memory", recipe=recipe_name, layout=layout, metric="peak GB stock/FORGE",
                          value=f"{stock['peak_gb']:.2f}/{forge['peak_gb']:.2f}", gate=MEMORY_FRACTION_GATE,
-                         passed=(stock["peak_bytes"] - forge["peak_bytes"]) >= MEMORY_FRACTION_GATE * fused_grad_bytes
-                         if not ctx.cpu else None,
-                         saved_gb=(stock["peak_bytes"] - forge["peak_bytes"]) / 2**30,
-                         fused_grad_gb=fused_grad_bytes / 2**30, stock=stock, forge=forge))
+                         passed=saved >= MEMORY_FRACTION_GATE * fused_grad_bytes if not ctx.cpu else None,
+                         saved_gb=saved / 2**30, saved_raw_gb=(stock["peak_bytes"] - forge["peak_bytes"]) / 2**30,
+                         fused_grad_gb=fused_grad_bytes / 2**30,
+                         saved_fraction=saved / fused_grad_bytes if fused_grad_bytes else None,
+                         stock=stock, forge=forge))
+        rows.append(dict(cell="memory", recipe=recipe_name, layout=layout, metric="saved / fused grad GB",
+                         value=f"{saved / 2**30:.2f}/{fused_grad_bytes / 2**30:.2f}", gate=MEMORY_FRACTION_GATE,
+                         passed=rows[-1]["passed"], baseline_gb={k: v["baseline_bytes"] / 2**30
+                                                                 for k, v in measured.items()}))
         ratio = forge["step_ms"] / stock["step_ms"]
         rows.append(dict(cell="memory", recipe=recipe_name, layout=layout, metric="step ms stock/FORGE",
                          value=f"{stock['step_ms']:.1f}/{forge['step_ms']:.1f}", gate=STEP_TIME_GATE,
@@ -495,6 +569,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cell-timeout", type=float, default=500.0,
                         help="seconds; below the device tool's 600 s per command, so the stacks get printed")
     parser.add_argument("--timeout-minutes", type=int, default=5)
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows of an earlier run in --out and skip every cell it attempted (one that "
+                        "failed or was killed is recorded as such, not retried): a device script relaunches after "
+                        "a failure to run the cells that remain")
     args = parser.parse_args(argv)
     for name in ("recipes", "ep_recipes"):
         values = [v for v in getattr(args, name).split(",") if v]
@@ -522,14 +600,38 @@ def _cells_for(world: int, requested: list[str] | None) -> list[str]:
     return cells
 
 
-def write_results(out: str, rows: list[dict], meta: dict) -> None:
+def write_results(out: str, rows: list[dict], meta: dict, attempted: list[str] | None = None) -> None:
     os.makedirs(out, exist_ok=True)
-    write_json(os.path.join(out, "results.json"), {"meta": meta, "rows": rows})
+    write_json(os.path.join(out, "results.json"), {"meta": meta, "attempted": attempted or [], "rows": rows})
     fields = ["cell", "recipe", "layout", "metric", "value", "gate", "passed"]
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def load_previous(out: str) -> tuple[list[dict], list[str], list]:
+    """(rows, attempted cells, earlier launches' meta) of an earlier run in ``out``; an attempted cell
+    without a row (killed by its timeout, or another rank failed) gets an "unfinished" row."""
+    path = os.path.join(out, "results.json")
+    if not os.path.exists(path):
+        return [], [], []
+    with open(path) as f:
+        previous = json.load(f)
+    rows, attempted = previous.get("rows", []), previous.get("attempted", [])
+    done = {r["cell"] for r in rows}
+    for cell in attempted:
+        if cell not in done:
+            rows.append(dict(cell=cell, recipe="-", layout="-", metric="error", gate=None, passed=False,
+                             value="unfinished: killed (cell timeout) or another rank failed; see the log"))
+    meta = previous.get("meta", {})
+    return rows, attempted, meta.get("launches", []) + [meta.get("argv")]
+
+
+def error_row(cell: str, exc: BaseException) -> dict:
+    message = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    return dict(cell=cell, recipe="-", layout="-", metric="error", value=message, gate=None, passed=False,
+                traceback=traceback.format_exc())
 
 
 def format_table(rows: list[dict]) -> str:
@@ -566,25 +668,44 @@ def main(argv: list[str] | None = None) -> int:
         LOSS_SHAPE, replace(MEMORY_SHAPE, layers=args.memory_layers), MOE_SHAPE)
     ctx = Context(args, device, cpu, *shapes)
 
+    rows: list[dict] = []
+    attempted: list[str] = []
+    launches: list = []
+    if args.resume:  # rank 0 reads, every rank gets the same answer before anyone writes
+        shared = [load_previous(args.out) if rank == 0 else None]
+        dist.broadcast_object_list(shared, src=0)
+        rows, attempted, launches = shared[0]
+        if rank == 0 and attempted:
+            print(f"[mcore_ab] --resume: skipping {attempted} (attempted before)", flush=True)
+        cells = [c for c in cells if c not in attempted]
     meta = dict(argv=sys.argv, world=world, cells=cells, environment=environment(), smoke=args.smoke,
-                shapes={k: asdict(v) for k, v in zip(("loss", "memory", "moe"), shapes)})
+                shapes={k: asdict(v) for k, v in zip(("loss", "memory", "moe"), shapes)}, launches=launches)
     runners: dict[str, Callable[[], list[dict]]] = {
         "tp1": lambda: cell_dense(ctx, "tp1"), "tp2": lambda: cell_dense(ctx, "tp2"),
         "tp2-sp": lambda: cell_dense(ctx, "tp2-sp"), "ep2": lambda: cell_ep2(ctx), "memory": lambda: cell_memory(ctx),
     }
-    rows: list[dict] = []
     with megatron_on_cpu() if cpu else contextlib.nullcontext():
         for cell in cells:
+            attempted.append(cell)
+            if rank == 0:  # recorded first: a cell killed by its timeout is known as attempted
+                write_results(args.out, rows, meta, attempted)
+                print(f"[mcore_ab] {cell} ...", flush=True)
             # a cell that hangs prints every stack and exits; torchrun then stops the other ranks
             faulthandler.dump_traceback_later(args.cell_timeout, exit=True)
             started = time.perf_counter()
-            cell_rows = runners[cell]()
+            try:
+                cell_rows = runners[cell]()
+            except BaseException as exc:  # recorded (rank 0's view), then fail fast: torchrun stops the others
+                faulthandler.cancel_dump_traceback_later()
+                if rank == 0:
+                    write_results(args.out, rows + [error_row(cell, exc)], meta, attempted)
+                raise
             faulthandler.cancel_dump_traceback_later()
             for row in cell_rows:
                 row["seconds"] = time.perf_counter() - started
             rows += cell_rows
             if rank == 0:
-                write_results(args.out, rows, meta)
+                write_results(args.out, rows, meta, attempted)
                 print(f"[mcore_ab] {cell} done in {time.perf_counter() - started:.0f} s", flush=True)
     parallel_state.destroy_model_parallel()
     dist.destroy_process_group()

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
+import torch
+
+from forge_mcore.bench.mcore_ab import _use_fused_adamw, adamw_kinds, load_previous
 
 TIMEOUT = 240
 
 
-def test_mcore_ab_smoke_runs_every_two_rank_cell(tmp_path):
-    out = tmp_path / "mcore_ab"
+def _run(args, out):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "forge_mcore.bench.mcore_ab", "--smoke", "--out", str(out)]
+           "-m", "forge_mcore.bench.mcore_ab", "--smoke", "--out", str(out), *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
@@ -26,7 +30,48 @@ def test_mcore_ab_smoke_runs_every_two_rank_cell(tmp_path):
         log, _ = proc.communicate()
         pytest.fail(f"mcore_ab --smoke did not finish in {TIMEOUT} s:\n{log[-4000:]}")
     assert proc.returncode == 0, log[-4000:]
+    return log
+
+
+def test_mcore_ab_smoke_runs_every_two_rank_cell_and_resumes(tmp_path):
+    out = tmp_path / "mcore_ab"
+    _run(["--cells", "tp2,tp2-sp"], out)
+    # the device script's relaunch: the cells attempted before are kept and skipped
+    log = _run(["--resume"], out)
+    assert "skipping ['tp2', 'tp2-sp']" in log, log[-4000:]
     rows = list(csv.DictReader(open(out / "summary.csv")))
     assert {r["cell"] for r in rows} == {"tp2", "tp2-sp", "ep2", "memory"}
+    assert sum(r["cell"] == "tp2" and r["metric"] == "max |dloss|" for r in rows) == 2  # once per recipe
     gated = [r for r in rows if r["metric"] == "max |dloss|" and r["gate"] not in ("", "None")]
     assert gated and all(r["passed"] == "True" for r in gated), rows
+    ddp = [r for r in rows if r["metric"] == "fused weights in megatron DDP/opt"]
+    assert len(ddp) == 6 and all(r["passed"] == "True" and r["value"].startswith("0/") for r in ddp), ddp
+    assert json.loads((out / "results.json").read_text())["attempted"] == ["tp2", "tp2-sp", "ep2", "memory"]
+
+
+def test_load_previous_marks_an_attempted_cell_without_rows_unfinished(tmp_path):
+    rows = [dict(cell="tp2", metric="max |dloss|", value=1e-5)]
+    (tmp_path / "results.json").write_text(json.dumps({"meta": {"argv": ["x"]}, "attempted": ["tp2", "ep2"],
+                                                       "rows": rows}))
+    previous, attempted, launches = load_previous(str(tmp_path))
+    assert attempted == ["tp2", "ep2"] and launches == [["x"]]
+    assert [(r["cell"], r["metric"]) for r in previous] == [("tp2", "max |dloss|"), ("ep2", "error")]
+    assert previous[1]["passed"] is False and previous[1]["value"].startswith("unfinished")
+    assert load_previous(str(tmp_path / "absent")) == ([], [], [])
+
+
+def test_stock_adamw_is_made_fused_on_its_param_groups():
+    """torch takes ``fused`` from each param group at step time: megatron's groups carry
+    ``fused=None`` from the unfused AdamW, so the flag has to be set on them."""
+    p = torch.nn.Parameter(torch.randn(4, 8))
+    holder = SimpleNamespace(optimizer=torch.optim.AdamW([{"params": [p], "wd_mult": 1.0}], lr=1e-3))
+    chained = SimpleNamespace(chained_optimizers=[holder])
+    assert adamw_kinds(chained) == ["default"]
+    _use_fused_adamw(chained)  # CPU parameters: left as they are
+    assert adamw_kinds(chained) == ["default"]
+    _use_fused_adamw(chained, require_cuda=False)
+    assert adamw_kinds(chained) == ["fused"] and holder.optimizer.param_groups[0]["wd_mult"] == 1.0
+    before = p.detach().clone()
+    p.grad = torch.ones_like(p)
+    holder.optimizer.step()  # torch's fused AdamW also runs on CPU tensors
+    assert not torch.equal(before, p.detach())

@@ -1,0 +1,79 @@
+"""Is the FORGE step host-bound? Qwen3-8B, batch 1, seq 512, fused AdamW vs FORGE bf16 states.
+
+Per arm, after warm-up: the step's wall time; how long the host took to *enqueue* the
+backward (``loss.backward()`` returns before the GPU finishes; if enqueueing takes as
+long as the GPU work, the GPU is starved by Python/launch overhead); and, from one
+profiled step, the summed device time of all kernels. Prints one JSON line per arm.
+
+    python scripts/device/host_overhead.py            # device machine
+    MODEL=qwen3-tiny DEVICE=cpu python scripts/device/host_overhead.py vanilla forge-bf16   # CPU check
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+from forge_mcore.bench.e2e import _make_arm  # noqa: E402
+from forge_mcore.models import build_model, example_batch, training_loss  # noqa: E402
+
+
+def measure(arm: str, model_name: str, device: str, steps: int = 5) -> dict:
+    model = build_model(model_name, dtype=torch.bfloat16, device=device, seed=0)
+    model.config.use_cache = False
+    opt_step, _ = _make_arm(arm, model)
+    batch = example_batch(model, 1, 512 if device == "cuda" else 8, generator=torch.Generator().manual_seed(0))
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    walls, enqueue_bwd, bwd = [], [], []
+    for i in range(3 + steps):
+        sync()
+        t0 = time.perf_counter()
+        loss = training_loss(model, batch)
+        sync()
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        sync()
+        t3 = time.perf_counter()
+        opt_step_only(opt_step)
+        sync()
+        t4 = time.perf_counter()
+        if i >= 3:
+            walls.append((t4 - t0) * 1e3)
+            enqueue_bwd.append((t2 - t1) * 1e3)
+            bwd.append((t3 - t1) * 1e3)
+    if device != "cuda":
+        return {"arm": arm, "step_ms": statistics.median(walls)}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        loss = training_loss(model, batch)
+        loss.backward()
+        opt_step_only(opt_step)
+        sync()
+    kernels_ms = sum(e.self_device_time_total for e in prof.key_averages()) / 1e3
+    del model
+    torch.cuda.empty_cache()
+    return {"arm": arm, "step_ms": statistics.median(walls), "backward_ms": statistics.median(bwd),
+            "backward_enqueue_ms": statistics.median(enqueue_bwd), "kernels_ms_per_step": kernels_ms}
+
+
+def opt_step_only(step_fn) -> None:
+    """The arm's optimizer step without its backward (the arms' step(loss) does both)."""
+    step_fn(_NoBackward())
+
+
+class _NoBackward:
+    def backward(self) -> None:
+        pass
+
+
+if __name__ == "__main__":
+    model_name, device = os.environ.get("MODEL", "qwen3-8b"), os.environ.get("DEVICE", "cuda")
+    for arm in sys.argv[1:] or ["fused", "forge-bf16"]:
+        print(json.dumps(measure(arm, model_name, device)), flush=True)
