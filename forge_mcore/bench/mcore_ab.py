@@ -16,7 +16,9 @@ and bf16 moments (stock: torch fused AdamW on the bf16 parameters);
 fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
 
 * ``tp1`` (one GPU), ``tp2`` and ``tp2-sp`` (two GPUs): 20 steps, max |delta loss|
-  (gate 4e-4, paper N.2: 1.5-3.8e-4); the fused weights must be absent from
+  (gate 4e-4, paper N.2: 1.5-3.8e-4), and each arm's mean distance to an all-fp32
+  reference trained from the same weights (paper N.2's reference mode; a row
+  without a gate); the fused weights must be absent from
   megatron's DDP grad buffers and optimizer (asserted when the arm is built,
   reported as a row after training, with both arms' DDP buffer sizes).
 * ``ep2`` (two GPUs): a MoE GPT (8 experts per layer, SequentialMLP) with
@@ -395,7 +397,26 @@ def cell_dense(ctx: Context, cell: str) -> list[dict]:
                          fused_params=fused_numel, ddp_buffer_numel=buffers,
                          ddp_buffer_numel_drop=buffers["stock"] - buffers["forge"]))
         free(stock, forge)
+        if ctx.args.fp32_reference and recipe_name != "fp32":
+            rows.append(_drift_from_fp32(ctx, cell, recipe_name, layout, tp, sp, init_state, losses))
     return rows
+
+
+def _drift_from_fp32(ctx: Context, cell: str, recipe_name: str, layout: str, tp: int, sp: bool,
+                     init_state: dict, losses: dict[str, list[float]]) -> dict:
+    """Paper N.2's reference mode: the same model, weights and data trained all-fp32 (stock
+    spec); each arm's mean |loss - reference| says which is closer to fp32 truth, where the
+    arms' A/B gap alone cannot (their bf16 noise differs by construction: stock rounds the
+    weight gradient to bf16 before the update, FORGE keeps it in fp32 registers)."""
+    config = transformer_config(ctx.loss_shape, RECIPE["fp32"], tp=tp, sp=sp, cpu=ctx.cpu)
+    reference = build_arm("fp32-reference", config, ctx.loss_shape, RECIPE["fp32"], False,
+                          init_state=init_state, lr=ctx.args.lr, steps=ctx.args.steps)
+    ref = train([reference], ctx.loss_shape, ctx.args.steps, ctx.device)["fp32-reference"]
+    free(reference)
+    drift = {arm: statistics.fmean(abs(x - y) for x, y in zip(losses[arm], ref)) for arm in ("stock", "forge")}
+    return dict(cell=cell, recipe=recipe_name, layout=layout, metric="mean |loss - fp32 reference| stock/FORGE",
+                value=f"{drift['stock']:.3g}/{drift['forge']:.3g}", gate="", passed="",
+                drift=drift, reference_losses=ref)
 
 
 def _module_state(ddp) -> dict:
@@ -563,6 +584,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--timed-steps", type=int, default=10)
     parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--no-fp32-reference", dest="fp32_reference", action="store_false",
+                        help="skip the all-fp32 reference arm of the loss cells (paper N.2's drift check)")
     parser.add_argument("--memory-layers", type=int, default=MEMORY_SHAPE.layers)
     parser.add_argument("--out", default="mcore_ab")
     parser.add_argument("--smoke", action="store_true", help="toy shapes on the CPU (gloo): checks the code path")

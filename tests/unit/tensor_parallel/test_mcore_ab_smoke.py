@@ -44,6 +44,8 @@ def test_mcore_ab_smoke_runs_every_two_rank_cell_and_resumes(tmp_path):
     assert sum(r["cell"] == "tp2" and r["metric"] == "max |dloss|" for r in rows) == 2  # once per recipe
     gated = [r for r in rows if r["metric"] == "max |dloss|" and r["gate"] not in ("", "None")]
     assert gated and all(r["passed"] == "True" for r in gated), rows
+    drift = [r for r in rows if r["metric"] == "mean |loss - fp32 reference| stock/FORGE"]
+    assert len(drift) == 4 and all(len(r["value"].split("/")) == 2 for r in drift), drift  # 2 cells x 2 recipes
     ddp = [r for r in rows if r["metric"] == "fused weights in megatron DDP/opt"]
     assert len(ddp) == 6 and all(r["passed"] == "True" and r["value"].startswith("0/") for r in ddp), ddp
     assert json.loads((out / "results.json").read_text())["attempted"] == ["tp2", "tp2-sp", "ep2", "memory"]
