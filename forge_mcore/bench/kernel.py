@@ -3,6 +3,7 @@
     python -m forge_mcore.bench.kernel --out results/kernel           # full grid
     python -m forge_mcore.bench.kernel --out DIR --shapes 4096x4096 --bts 512 --arms adamw-bf16
     python -m forge_mcore.bench.kernel --report results/kernel/kernel.csv --out docs/   # table + plot
+    python -m forge_mcore.bench.kernel --winners results/kernel/kernel.csv   # commit per-shape winners
 
 Per cell (weight shape x BT x arm), all in one process so ratios are fair:
 
@@ -160,6 +161,58 @@ def _time_baseline(kind: str, w0, dy, x, hp: dict, sets: int, reps: int) -> tupl
 FIELDS = list(Cell.__dataclass_fields__)
 
 
+def write_winners(csv_paths: list[str]) -> int:
+    """Per benchmark cell, the fastest current candidate as a committed winner
+    (``kernels/winners.csv``), keyed as ``ops`` keys its tuning. The fastest is the
+    graph-timed best of a ``sweep.csv`` beside the CSV where the cell was swept, else
+    the config the tuner chose. The device name comes from the ``ceilings.json``
+    beside each CSV; later CSVs override earlier ones; rows already in the file for
+    other devices or keys are kept. Configs no longer in ``CONFIGS`` are skipped."""
+    import ast
+    import json
+
+    import forge_mcore as fm
+    from forge_mcore import ops
+    from forge_mcore.kernels import winners
+    from forge_mcore.kernels.configs import CONFIGS, TileConfig
+
+    def config(text: str) -> TileConfig | None:
+        fields_ = ast.literal_eval(text)
+        if not fields_.pop("tma_tiles", True):  # a tuning option that no longer exists
+            return None
+        cfg = TileConfig(**fields_)
+        return cfg if cfg in CONFIGS else None
+
+    merged: dict[tuple, tuple] = {}
+    if os.path.exists(winners.WINNERS_CSV):
+        for row in csv.DictReader(open(winners.WINNERS_CSV)):
+            key = tuple(row[k] for k in winners.KEY_FIELDS)
+            merged[(row["device"], key)] = (row["device"], key, winners._config_from_row(row), float(row["forge_ms"]))
+    for path in csv_paths:
+        folder = os.path.dirname(path)
+        device = json.load(open(os.path.join(folder, "ceilings.json")))["device"]
+        best: dict[tuple, tuple[float, TileConfig]] = {}
+        for r in csv.DictReader(open(path)):
+            cfg = config(r["config"])
+            if cfg is not None:
+                best[(r["shape"], r["bt"], r["arm"])] = (float(r["forge_ms"]), cfg)
+        for sweep in (os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("sweep")):
+            for r in csv.DictReader(open(sweep)):
+                cell, cfg = (r["shape"], r["bt"], r["arm"]), config(r["config"])
+                if cfg is not None and (cell not in best or float(r["forge_ms"]) < best[cell][0]):
+                    best[cell] = (float(r["forge_ms"]), cfg)
+        for (shape, bt, arm), (ms, cfg) in best.items():
+            M, N = map(int, shape.split("x"))
+            rule, state_dtype, hp, _ = ARMS[arm]
+            state = fm.ForgeParamState.create(torch.zeros(1, 1, dtype=torch.bfloat16), rule, hp, state_dtype, "bf16")
+            key = ops._tune_key(torch.zeros(int(bt), 1, dtype=torch.bfloat16),
+                                torch.zeros(M, N, dtype=torch.bfloat16, device="meta"), state, None)
+            cells = winners.key_to_row(key)
+            merged[(device, tuple(cells[k] for k in winners.KEY_FIELDS))] = (device, key, cfg, ms)
+    winners.write(list(merged.values()))
+    return len(merged)
+
+
 def write_report(csv_path: str, out_dir: str) -> str:
     """Markdown table + PNG (time vs BT per arm and shape, floor drawn) from a results CSV."""
     rows = list(csv.DictReader(open(csv_path)))
@@ -210,17 +263,25 @@ def write_report(csv_path: str, out_dir: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True, help="directory for kernel.csv, ceilings.json, table and plot")
+    p.add_argument("--out", help="directory for kernel.csv, ceilings.json, table and plot")
     p.add_argument("--shapes", default=",".join(DEFAULT_SHAPES))
     p.add_argument("--bts", default=",".join(map(str, DEFAULT_BTS)))
     p.add_argument("--arms", default=",".join(ARMS))
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--report", metavar="CSV", help="only regenerate the table and plot from CSV")
     p.add_argument("--sweep", action="store_true", help="also time every candidate tile config (sweep.csv)")
+    p.add_argument("--winners", metavar="CSV[,CSV...]", help="only write kernels/winners.csv from benchmark CSVs")
     args = p.parse_args(argv)
+    if args.winners:
+        print(f"{write_winners(args.winners.split(','))} winners in forge_mcore/kernels/winners.csv")
+        return
     if args.report:
         print(write_report(args.report, args.out))
         return
+    if not args.out:
+        p.error("--out is required (except with --winners)")
+    # The benchmark measures today's tuning, not the committed winners it may then replace.
+    os.environ.setdefault("FORGE_AUTOTUNE", "1")
     if not torch.cuda.is_available():
         raise SystemExit("the kernel benchmark needs a CUDA device")
     from forge_mcore.bench.common import environment, measure_ceilings, write_json

@@ -1,0 +1,76 @@
+"""Committed tile-config winners: a first step on a known device and shape does not tune.
+
+``winners.csv`` (beside this file) holds, per device name and tuning key (see
+``ops._tune_key``: mode, out x in, BT rounded up to a power of two, dtypes, rule,
+variant, codec, weight store), the tile config the kernel benchmark measured
+fastest in a CUDA graph over rotating buffers. ``ops`` uses a row when the
+device name and key match exactly and the config is still a candidate;
+otherwise (or with ``FORGE_AUTOTUNE=1``) it tunes. Regenerate from a benchmark
+CSV (its ``ceilings.json`` beside it names the device):
+
+    python -m forge_mcore.bench.kernel --winners results/DATE/kernel.csv
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import os
+from dataclasses import fields
+
+from .configs import TileConfig
+
+WINNERS_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "winners.csv")
+KEY_FIELDS = ("mode", "out_features", "in_features", "bt_bucket", "dy_dtype", "weight_dtype", "accum_dtype",
+              "rule", "variant", "state_dtype", "weight_store")
+CONFIG_FIELDS = tuple(f.name for f in fields(TileConfig))
+
+
+def key_to_row(key: tuple) -> dict[str, str]:
+    """A tuning key as CSV cells (dtypes by name, None as '')."""
+    return {name: "" if value is None else str(value) for name, value in zip(KEY_FIELDS, key)}
+
+
+def config_to_row(cfg: TileConfig) -> dict[str, str]:
+    return {name: "" if getattr(cfg, name) is None else str(getattr(cfg, name)) for name in CONFIG_FIELDS}
+
+
+def _config_from_row(row: dict[str, str]) -> TileConfig:
+    values = {}
+    for f in fields(TileConfig):
+        cell = row[f.name]
+        if f.name == "maxnreg":
+            values[f.name] = int(cell) if cell else None
+        elif f.name == "prefetch":
+            values[f.name] = cell == "True"
+        else:
+            values[f.name] = int(cell)
+    return TileConfig(**values)
+
+
+@functools.cache
+def load(path: str, device_name: str) -> dict[tuple[str, ...], TileConfig]:
+    """{key cells: config} of the rows of ``path`` measured on ``device_name``."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        return {tuple(row[k] for k in KEY_FIELDS): _config_from_row(row)
+                for row in csv.DictReader(f) if row["device"] == device_name}
+
+
+def lookup(key: tuple, device_name: str) -> TileConfig | None:
+    """The committed winner for this tuning key on this device, if any."""
+    cells = key_to_row(key)
+    return load(WINNERS_CSV, device_name).get(tuple(cells[k] for k in KEY_FIELDS))
+
+
+def write(rows: list[tuple[str, tuple, TileConfig, float]], path: str | None = None) -> None:
+    """Rows of (device name, tuning key, config, measured ms), sorted for stable diffs."""
+    table = [{"device": device, **key_to_row(key), **config_to_row(cfg), "forge_ms": f"{ms:.5f}"}
+             for device, key, cfg, ms in rows]
+    table.sort(key=lambda r: tuple(r[k] for k in ("device",) + KEY_FIELDS))
+    with open(path or WINNERS_CSV, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["device", *KEY_FIELDS, *CONFIG_FIELDS, "forge_ms"])
+        writer.writeheader()
+        writer.writerows(table)
+    load.cache_clear()

@@ -1,0 +1,55 @@
+"""Committed tile-config winners (kernels/winners.csv): valid, and used instead of tuning."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+
+import forge_mcore as fm
+from forge_mcore import ops
+from forge_mcore.kernels import winners
+from forge_mcore.kernels.configs import CONFIGS
+
+
+def test_committed_winners_are_current_candidates():
+    rows = list(csv.DictReader(open(winners.WINNERS_CSV)))
+    assert rows, "winners.csv is empty"
+    for row in rows:
+        assert winners._config_from_row(row) in CONFIGS, row
+
+
+def _setup(monkeypatch, tmp_path, device_name):
+    w = torch.zeros(1024, 4096, dtype=torch.bfloat16)
+    state = fm.ForgeParamState.create(w, "adamw", {}, "bf16", "bf16")
+    dy = torch.zeros(300, 1024, dtype=torch.bfloat16)  # BT 300 -> bucket 512
+    key = ops._tune_key(dy, w, state, None)
+    path = str(tmp_path / "winners.csv")
+    winners.write([("Some GPU", key, CONFIGS[-1], 0.1)], path=path)
+    monkeypatch.setattr(winners, "WINNERS_CSV", path)
+    monkeypatch.setattr(ops, "interpreter_active", lambda: False)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: device_name)
+    monkeypatch.setattr(ops, "_tuned", {})
+    return w, state, dy
+
+
+def test_a_committed_winner_is_used_without_tuning(monkeypatch, tmp_path):
+    w, state, dy = _setup(monkeypatch, tmp_path, "Some GPU")
+
+    def must_not_time(*args):
+        raise AssertionError("the tuner ran although a committed winner matched")
+
+    cfg = ops._select_config(dy, w, state, None, must_not_time, None)
+    assert cfg == CONFIGS[-1]
+
+
+@pytest.mark.parametrize("device_name,autotune", [("Other GPU", "0"), ("Some GPU", "1")])
+def test_other_devices_and_forge_autotune_tune(monkeypatch, tmp_path, device_name, autotune):
+    w, state, dy = _setup(monkeypatch, tmp_path, device_name)
+    monkeypatch.setenv("FORGE_AUTOTUNE", autotune)
+    timed = []
+    monkeypatch.setattr("triton.testing.do_bench", lambda fn, **kw: timed.append(1) or float(len(timed)))
+    monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
+    cfg = ops._select_config(dy, w, state, None, lambda *a: None, ops._Operands(w, None, [], None, None, None))
+    assert len(timed) > 1 and cfg == ops.prune_configs(CONFIGS, 1024, 4096, 300, 2)[0]
