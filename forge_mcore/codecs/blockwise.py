@@ -33,6 +33,12 @@ from .base import EncodedState, StateCodec, register
 BLOCK = 64
 FP8_MAX = 448.0
 FP8_MIN_SUBNORMAL = 2.0**-9
+# Blocks whose absmax is below this are coded as zeros: qmax / absmax would overflow
+# fp32 below ~4e-37 (a momentum decaying over zero gradients gets there), turning
+# the block's zeros into NaN codes. Nothing an optimizer state holds is that small
+# and still matters. (2^-118 ~ 3.3e-36 keeps 448 / absmax finite too.)
+FLUSH_BELOW = 2.0**-118
+_FLUSH_BELOW_TL: tl.constexpr = tl.constexpr(FLUSH_BELOW)  # the same, for the jit functions
 
 
 @triton.jit
@@ -84,7 +90,7 @@ def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TM
         qmax: tl.constexpr = 127.0
     x = _zero_outside(x, om, on, M, N)
     absmax = tl.max(tl.abs(x), axis=1)
-    inv = tl.where(absmax > 0, div_exact(qmax + tl.zeros_like(absmax), absmax), 0.0)
+    inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax + tl.zeros_like(absmax), absmax), 0.0)
     q = tl.floor(x * inv[:, None] + 0.5)
     if NONNEG:
         codes = tl.where(x > 0, tl.minimum(tl.maximum(q, 1.0), 255.0), 0.0).to(tl.uint8)
@@ -104,7 +110,7 @@ def fp8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexp
 def fp8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
     x = _zero_outside(x, om, on, M, N)
     absmax = tl.max(tl.abs(x), axis=1)
-    inv = tl.where(absmax > 0, div_exact(448.0 + tl.zeros_like(absmax), absmax), 0.0)
+    inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(448.0 + tl.zeros_like(absmax), absmax), 0.0)
     q = tl.minimum(tl.maximum(x * inv[:, None], -448.0), 448.0)
     if NONNEG:
         q = tl.where(x > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
@@ -167,7 +173,7 @@ class Int8Codec(_BlockCodec):
         absmax = blocks.abs().amax(dim=-1)
         # torch.full_like(...) / absmax, not qmax / absmax: a Python scalar over a
         # tensor is computed as qmax * reciprocal(absmax), one rounding more than Triton's div_rn.
-        inv = torch.where(absmax > 0, torch.full_like(absmax, qmax) / absmax, torch.zeros_like(absmax))
+        inv = torch.where(absmax > FLUSH_BELOW, torch.full_like(absmax, qmax) / absmax, torch.zeros_like(absmax))
         q = torch.floor(blocks * inv[..., None] + 0.5)
         if enc.nonnegative:
             q = torch.where(blocks > 0, q.clamp(1.0, 255.0), torch.zeros_like(q))
@@ -190,7 +196,7 @@ class FP8Codec(_BlockCodec):
     def encode_(self, enc, x):
         blocks = _blocks(x.float())
         absmax = blocks.abs().amax(dim=-1)
-        inv = torch.where(absmax > 0, torch.full_like(absmax, FP8_MAX) / absmax, torch.zeros_like(absmax))
+        inv = torch.where(absmax > FLUSH_BELOW, torch.full_like(absmax, FP8_MAX) / absmax, torch.zeros_like(absmax))
         q = (blocks * inv[..., None]).clamp(-FP8_MAX, FP8_MAX)
         if enc.nonnegative:
             q = torch.where(blocks > 0, q.clamp(min=FP8_MIN_SUBNORMAL), torch.zeros_like(q))
