@@ -220,33 +220,28 @@ def fused_wgrad_step_kernel(
         else:
             # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
             tl.atomic_add(sumsq_ptr, tile_sumsq)
-            # Pointer tiles: both halves' loads are issued before any update, so they
-            # are in flight together (one memory latency per tile). TMA tiles: each
-            # load waits for its data anyway (Triton 3.6), so the second half's loads
-            # wait until the first half is stored and its registers are free.
-            wt_a, v0_a, v1_a, v2_a = _load_operands(
+            # Half by half: the second half's tiles are loaded once the first half is
+            # stored and its registers are free. (Loading both halves first buys no
+            # overlap in Triton 3.6: a TMA load waits for its data before the next is
+            # issued, and a pointer load is moved into the MMA layout through shared
+            # memory behind a barrier -- docs/kernel.md.)
+            wt, v0, v1, v2 = _load_operands(
                 om, on_a, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_a,
                 STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
             )
-            if SPLIT_N == 2 and not TILE_TMA:
-                wt_b, v0_b, v1_b, v2_b = _load_operands(
-                    om, on_b, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_b,
-                    STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
-                )
             _update_and_store(
-                acc_a, wt_a, v0_a, v1_a, v2_a, om, on_a, M, N, NB, w, master,
+                acc_a, wt, v0, v1, v2, om, on_a, M, N, NB, w, master,
                 s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
                 UPDATE, VARIANT, STATE_STORE, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2,
                 WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
             )
             if SPLIT_N == 2:
-                if TILE_TMA:
-                    wt_b, v0_b, v1_b, v2_b = _load_operands(
-                        om, on_b, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_b,
-                        STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
-                    )
+                wt, v0, v1, v2 = _load_operands(
+                    om, on_b, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_b,
+                    STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
+                )
                 _update_and_store(
-                    acc_b, wt_b, v0_b, v1_b, v2_b, om, on_b, M, N, NB, w, master,
+                    acc_b, wt, v0, v1, v2, om, on_b, M, N, NB, w, master,
                     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
                     UPDATE, VARIANT, STATE_STORE, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2,
                     WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,

@@ -185,8 +185,8 @@ def test_bf16_operands(case):
 @pytest.mark.parametrize("codec", ["bf16", "int8"])
 def test_pointer_tiles_beside_tma_slabs(monkeypatch, codec):
     """TMA dY/X slabs with pointer weight/state tiles (a weight whose rows are not
-    16-byte aligned beside aligned activations: the tiles' loads are issued up front),
-    with the L2 prefetch on (a no-op when interpreting; its arguments still checked)."""
+    16-byte aligned beside aligned activations), with the L2 prefetch on (a no-op
+    when interpreting; its arguments still checked)."""
     from forge_mcore.kernels.configs import TileConfig
 
     seen = []
