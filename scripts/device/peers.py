@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, required=True, help="seconds from now for all the arms")
     p.add_argument("--cap", type=float, default=180.0, help="seconds one arm may take (CAPS overrides some)")
     p.add_argument("--min-start", type=float, default=45.0, help="an arm with less time left than this is skipped")
+    p.add_argument("--table", choices=("peer", "scale"), default="peer", help="the table the rows belong to")
     p.add_argument("--model", default="qwen3-8b")
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--out", required=True)
@@ -42,20 +43,21 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     deadline = time.monotonic() + args.budget
 
-    e2e_argv = ["--table", "peer", "--model", args.model, "--seq", str(args.seq), "--arms", args.arms,
+    cells = [] if args.smoke else ["--cells", f"{args.model}:{args.seq}"]  # --smoke picks its own tiny cell
+    e2e_argv = ["--table", args.table, *cells, "--model", args.model, "--seq", str(args.seq), "--arms", args.arms,
                 "--out", args.out] + (["--smoke"] if args.smoke else [])
     bench = e2e.parse_args(e2e_argv)
     rows: list[e2e.Row] = []
     for arm in bench.arm_list:
         left = deadline - time.monotonic()
         if left < args.min_start:
-            rows.append(e2e.Row("peer", bench.cell_list[0][0], bench.cell_list[0][1], bench.batch, arm,
+            rows.append(e2e.Row(args.table, bench.cell_list[0][0], bench.cell_list[0][1], bench.batch, arm,
                                 status=f"skipped: {left:.0f} s of the budget left",
                                 description=e2e.ARMS[arm][1]))
         else:
             bench.timeout = min(CAPS.get(arm, args.cap), left - 5)
             started = time.monotonic()
-            rows += e2e.run_table("peer", bench.cell_list, [arm], bench)
+            rows += e2e.run_table(args.table, bench.cell_list, [arm], bench)
             print(f"[peers] {arm}: {rows[-1].status} in {time.monotonic() - started:.0f} s", flush=True)
         fused = next((r for r in rows if r.arm == "fused" and r.status == "ok"), None)
         for row in rows:
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 row.time_vs_fused = row.step_ms / fused.step_ms
                 row.peak_vs_fused = row.peak_gb / fused.peak_gb if fused.peak_gb and math.isfinite(fused.peak_gb) \
                     else math.nan
-        e2e.write_outputs(rows, args.out, "peer")
+        e2e.write_outputs(rows, args.out, args.table)
     print(e2e.format_table(rows), flush=True)
     return 0 if all(r.status == "ok" or r.status.startswith(("not installed", "skipped")) for r in rows) else 1
 
