@@ -345,7 +345,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
         half = cfg.block_n // cfg.split_n
         constexprs["PREFETCH"] = cfg.prefetch
-        tiles = _TileSources(cfg, slab_tma, constexprs["TILE_TMA"])
+        tiles = _TileSources(cfg, slab_tma, tile_tma)
         weight_src = tiles.tile(o.weight)  # also stands in for absent tensors; never dereferenced
         state_args = []
         for pair in o.states:
