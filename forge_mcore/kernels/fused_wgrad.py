@@ -74,40 +74,30 @@ def _store_partial(accum, acc, om, on, M, N, ACCUM_BF16: tl.constexpr, TILE_TMA:
 
 
 @triton.jit
-def _load_operands(
-    om, on, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, template,
-    STATE_LOAD: tl.constexpr, HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
+def _apply_rule(
+    acc, om, on, M, N, NB, w, master,
+    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+    UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
+    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
     NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
-    WEIGHT_LOAD: tl.constexpr, TILE_TMA: tl.constexpr,
+    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
+    HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr,
 ):
-    """The weight and state tiles one epilogue sub-tile updates (absent states: ``template``)."""
-    BM: tl.constexpr = template.shape[0]
-    BN: tl.constexpr = template.shape[1]
+    """The epilogue on one 64-column sub-tile: load weight and state, apply the rule, store."""
+    BM: tl.constexpr = acc.shape[0]
+    BN: tl.constexpr = acc.shape[1]
+    if HAS_GRAD_SCALE:
+        acc = acc * tl.load(grad_scale_ptr)
     wt = WEIGHT_LOAD(w, master, om, on, M, N, BM, BN, TILE_TMA)
-    v0 = template
-    v1 = template
-    v2 = template
+    v0 = acc
+    v1 = acc
+    v2 = acc
     if HAS_S0:
         v0 = STATE_LOAD(s0, s0_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S0, TILE_TMA)
     if HAS_S1:
         v1 = STATE_LOAD(s1, s1_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S1, TILE_TMA)
     if HAS_S2:
         v2 = STATE_LOAD(s2, s2_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S2, TILE_TMA)
-    return wt, v0, v1, v2
-
-
-@triton.jit
-def _update_and_store(
-    acc, wt, v0, v1, v2, om, on, M, N, NB, w, master,
-    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-    UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_STORE: tl.constexpr,
-    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
-    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
-    WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr,
-):
-    """The rule on one sub-tile, then its weight and state stores."""
-    if HAS_GRAD_SCALE:
-        acc = acc * tl.load(grad_scale_ptr)
     wt, v0, v1, v2 = UPDATE(acc, wt, v0, v1, v2, hyper_ptr, VARIANT)
     WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), TILE_TMA)
     if HAS_S0:
@@ -225,24 +215,16 @@ def fused_wgrad_step_kernel(
             # overlap in Triton 3.6: a TMA load waits for its data before the next is
             # issued, and a pointer load is moved into the MMA layout through shared
             # memory behind a barrier -- docs/kernel.md.)
-            wt, v0, v1, v2 = _load_operands(
-                om, on_a, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_a,
-                STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
-            )
-            _update_and_store(
-                acc_a, wt, v0, v1, v2, om, on_a, M, N, NB, w, master,
+            _apply_rule(
+                acc_a, om, on_a, M, N, NB, w, master,
                 s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                UPDATE, VARIANT, STATE_STORE, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2,
-                WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
+                UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
+                NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
             )
             if SPLIT_N == 2:
-                wt, v0, v1, v2 = _load_operands(
-                    om, on_b, M, N, NB, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, acc_b,
-                    STATE_LOAD, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, TILE_TMA,
-                )
-                _update_and_store(
-                    acc_b, wt, v0, v1, v2, om, on_b, M, N, NB, w, master,
+                _apply_rule(
+                    acc_b, om, on_b, M, N, NB, w, master,
                     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                    UPDATE, VARIANT, STATE_STORE, HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2,
-                    WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
+                    UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
+                    NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
                 )
