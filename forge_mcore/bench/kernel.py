@@ -183,11 +183,7 @@ def write_winners(csv_paths: list[str]) -> int:
         cfg = TileConfig(**fields_)
         return cfg if cfg in CONFIGS else None
 
-    merged: dict[tuple, tuple] = {}
-    if os.path.exists(winners.WINNERS_CSV):
-        for row in csv.DictReader(open(winners.WINNERS_CSV)):
-            key = tuple(row[k] for k in winners.KEY_FIELDS)
-            merged[(row["device"], key)] = (row["device"], key, winners._config_from_row(row), float(row["forge_ms"]))
+    merged = {(device, cells): (device, cells, cfg, ms) for device, cells, cfg, ms in winners.read()}
     for path in csv_paths:
         folder = os.path.dirname(path)
         device = json.load(open(os.path.join(folder, "ceilings.json")))["device"]
@@ -207,8 +203,8 @@ def write_winners(csv_paths: list[str]) -> int:
             state = fm.ForgeParamState.create(torch.zeros(1, 1, dtype=torch.bfloat16), rule, hp, state_dtype, "bf16")
             key = ops._tune_key(torch.zeros(int(bt), 1, dtype=torch.bfloat16),
                                 torch.zeros(M, N, dtype=torch.bfloat16, device="meta"), state, None)
-            cells = winners.key_to_row(key)
-            merged[(device, tuple(cells[k] for k in winners.KEY_FIELDS))] = (device, key, cfg, ms)
+            cells = winners.key_cells(key)
+            merged[(device, cells)] = (device, cells, cfg, ms)
     winners.write(list(merged.values()))
     return len(merged)
 

@@ -26,9 +26,9 @@ KEY_FIELDS = ("mode", "out_features", "in_features", "bt_bucket", "dy_dtype", "w
 CONFIG_FIELDS = tuple(f.name for f in fields(TileConfig))
 
 
-def key_to_row(key: tuple) -> dict[str, str]:
-    """A tuning key as CSV cells (dtypes by name, None as '')."""
-    return {name: "" if value is None else str(value) for name, value in zip(KEY_FIELDS, key)}
+def key_cells(key: tuple) -> tuple[str, ...]:
+    """A tuning key as its CSV cells (dtypes by name, None as ''): how rows are matched."""
+    return tuple("" if value is None else str(value) for value in key)
 
 
 def config_to_row(cfg: TileConfig) -> dict[str, str]:
@@ -48,26 +48,34 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
     return TileConfig(**values)
 
 
+Winner = tuple[str, tuple[str, ...], TileConfig, float]  # device, key cells, config, measured ms
+
+
+def read(path: str | None = None) -> list[Winner]:
+    """Every row of the winners file (none if it does not exist)."""
+    path = path or WINNERS_CSV
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [(row["device"], tuple(row[k] for k in KEY_FIELDS), _config_from_row(row), float(row["forge_ms"]))
+                for row in csv.DictReader(f)]
+
+
 @functools.cache
 def load(path: str, device_name: str) -> dict[tuple[str, ...], TileConfig]:
     """{key cells: config} of the rows of ``path`` measured on ``device_name``."""
-    if not os.path.exists(path):
-        return {}
-    with open(path, newline="") as f:
-        return {tuple(row[k] for k in KEY_FIELDS): _config_from_row(row)
-                for row in csv.DictReader(f) if row["device"] == device_name}
+    return {cells: cfg for device, cells, cfg, _ in read(path) if device == device_name}
 
 
 def lookup(key: tuple, device_name: str) -> TileConfig | None:
     """The committed winner for this tuning key on this device, if any."""
-    cells = key_to_row(key)
-    return load(WINNERS_CSV, device_name).get(tuple(cells[k] for k in KEY_FIELDS))
+    return load(WINNERS_CSV, device_name).get(key_cells(key))
 
 
-def write(rows: list[tuple[str, tuple, TileConfig, float]], path: str | None = None) -> None:
-    """Rows of (device name, tuning key, config, measured ms), sorted for stable diffs."""
-    table = [{"device": device, **key_to_row(key), **config_to_row(cfg), "forge_ms": f"{ms:.5f}"}
-             for device, key, cfg, ms in rows]
+def write(rows: list[Winner], path: str | None = None) -> None:
+    """Rows of (device name, key cells, config, measured ms), sorted for stable diffs."""
+    table = [{"device": device, **dict(zip(KEY_FIELDS, cells)), **config_to_row(cfg), "forge_ms": f"{ms:.5f}"}
+             for device, cells, cfg, ms in rows]
     table.sort(key=lambda r: tuple(r[k] for k in ("device",) + KEY_FIELDS))
     with open(path or WINNERS_CSV, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["device", *KEY_FIELDS, *CONFIG_FIELDS, "forge_ms"])

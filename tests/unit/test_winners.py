@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-
 import pytest
 import torch
 
@@ -14,10 +12,10 @@ from forge_mcore.kernels.configs import CONFIGS
 
 
 def test_committed_winners_are_current_candidates():
-    rows = list(csv.DictReader(open(winners.WINNERS_CSV)))
+    rows = winners.read()
     assert rows, "winners.csv is empty"
-    for row in rows:
-        assert winners._config_from_row(row) in CONFIGS, row
+    for device, cells, cfg, _ms in rows:
+        assert cfg in CONFIGS, (device, cells, cfg)
 
 
 def _setup(monkeypatch, tmp_path, device_name):
@@ -26,7 +24,7 @@ def _setup(monkeypatch, tmp_path, device_name):
     dy = torch.zeros(300, 1024, dtype=torch.bfloat16)  # BT 300 -> bucket 512
     key = ops._tune_key(dy, w, state, None)
     path = str(tmp_path / "winners.csv")
-    winners.write([("Some GPU", key, CONFIGS[-1], 0.1)], path=path)
+    winners.write([("Some GPU", winners.key_cells(key), CONFIGS[-1], 0.1)], path=path)
     monkeypatch.setattr(winners, "WINNERS_CSV", path)
     monkeypatch.setattr(ops, "interpreter_active", lambda: False)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: device_name)
