@@ -6,6 +6,7 @@ long as the GPU work, the GPU is starved by Python/launch overhead); and, from o
 profiled step, the summed device time of all kernels. Prints one JSON line per arm.
 
     python scripts/device/host_overhead.py            # device machine
+    PROFILE=1 python scripts/device/host_overhead.py forge-bf16   # + where the host spends the backward
     MODEL=qwen3-tiny DEVICE=cpu python scripts/device/host_overhead.py vanilla forge-bf16   # CPU check
 """
 
@@ -57,10 +58,52 @@ def measure(arm: str, model_name: str, device: str, steps: int = 5) -> dict:
         opt_step_only(opt_step)
         sync()
     kernels_ms = sum(e.self_device_time_total for e in prof.key_averages()) / 1e3
+    if os.environ.get("PROFILE") == "1":
+        profile_backward(model, batch, opt_step)
     del model
     torch.cuda.empty_cache()
     return {"arm": arm, "step_ms": statistics.median(walls), "backward_ms": statistics.median(bwd),
             "backward_enqueue_ms": statistics.median(enqueue_bwd), "kernels_ms_per_step": kernels_ms}
+
+
+def profile_backward(model, batch, step_fn) -> None:
+    """Print the synchronizing calls (torch's sync debug mode) and a cProfile of one backward."""
+    import cProfile
+    import pstats
+    import traceback
+    import warnings
+
+    syncs: list[list[str]] = []
+
+    def record(message, *args, **kwargs):
+        if "synchroniz" in str(message).lower():
+            syncs.append(traceback.format_stack(limit=10)[:-1])
+
+    loss = training_loss(model, batch)
+    torch.cuda.synchronize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = record
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            loss.backward()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    print(json.dumps({"synchronizing_calls_in_backward": len(syncs)}), flush=True)
+    if syncs:
+        print("first synchronizing call:\n" + "".join(syncs[0]), flush=True)
+    opt_step_only(step_fn)
+    loss = training_loss(model, batch)
+    torch.cuda.synchronize()
+    prof = cProfile.Profile()
+    prof.enable()
+    loss.backward()
+    prof.disable()
+    torch.cuda.synchronize()
+    opt_step_only(step_fn)
+    stats = pstats.Stats(prof, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumtime").print_stats(30)
 
 
 def opt_step_only(step_fn) -> None:
