@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from . import ops
-from .param_state import ForgeParamState
+from .param_state import ForgeParamState, PendingStep, copy_scalars_to_device
 from .rules import Rule, get_rule
 
 ACCUMULATION_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -63,8 +63,9 @@ class ManagedWeight:
     accum: torch.Tensor | None = None
     micro_batches: int = 0
     stepped_iteration: int = -1
-    prepared_iteration: int = -1
     hyper: torch.Tensor | None = field(default=None, repr=False)
+    pending: PendingStep | None = field(default=None, repr=False)
+    telemetry: ops.StepTelemetry | None = field(default=None, repr=False)
 
 
 class ForgeEngine:
@@ -113,6 +114,8 @@ class ForgeEngine:
         self.iteration = 0
         self._sumsq: torch.Tensor | None = None
         self._nonfinite: torch.Tensor | None = None
+        self._hyper: torch.Tensor | None = None  # (weights, scalars): every weight's per-step scalars
+        self._prepared_iteration = -1
         self.grad_scale: torch.Tensor | None = None  # set by a clipping mode
         self.last_sumsq: torch.Tensor | None = None
         self.last_nonfinite: torch.Tensor | None = None
@@ -166,12 +169,14 @@ class ForgeEngine:
         return handle
 
     def _telemetry(self, handle: ManagedWeight) -> ops.StepTelemetry:
-        if self._sumsq is None:
+        if self._sumsq is None:  # zeroed in place at every step(): the per-weight views stay valid
             device = self.managed[0].weight.device
             self._sumsq = torch.zeros(len(self.managed), dtype=torch.float32, device=device)
             self._nonfinite = torch.zeros(len(self.managed), dtype=torch.int32, device=device)
-        i = handle.index
-        return ops.StepTelemetry(self._sumsq[i: i + 1], self._nonfinite[i: i + 1])
+            for h in self.managed:
+                h.telemetry = ops.StepTelemetry(self._sumsq[h.index: h.index + 1],
+                                                self._nonfinite[h.index: h.index + 1])
+        return handle.telemetry
 
     # ---- the backward hook -----------------------------------------------------
     def backward(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor) -> None:
@@ -207,10 +212,24 @@ class ForgeEngine:
         self.backward(handle, dy, ones)
 
     def _prepare(self, handle: ManagedWeight) -> torch.Tensor:
-        if handle.prepared_iteration != self.iteration:
-            handle.hyper = handle.state.prepare_step(handle.group)
-            handle.prepared_iteration = self.iteration
+        if self._prepared_iteration != self.iteration:
+            self._prepare_iteration()
         return handle.hyper
+
+    def _prepare_iteration(self) -> None:
+        """Every weight's per-step scalars, read from its group now, in one host-to-device
+        copy (one copy per fused layer costs more host time than its kernel launch). A
+        weight's step count advances only when its step runs (``_fused_step``)."""
+        pending = [h.state.next_step(h.group) for h in self.managed]  # one rule: one width
+        if self._hyper is None:
+            self._hyper = torch.zeros(len(self.managed), len(pending[0].values), dtype=torch.float32,
+                                      device=self.managed[0].weight.device)
+            for h in self.managed:
+                h.hyper = self._hyper[h.index]
+        copy_scalars_to_device(self._hyper, [p.values for p in pending])
+        for h, p in zip(self.managed, pending):
+            h.pending = p
+        self._prepared_iteration = self.iteration
 
     def _fused_step(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor) -> None:
         scale = self.grad_scale
@@ -221,6 +240,7 @@ class ForgeEngine:
             accumulated=handle.accum, grad_scale=scale, telemetry=self._telemetry(handle),
             backend=self.backend, allow_tf32=self.allow_tf32,
         )
+        handle.state.commit_step(handle.pending)
         handle.accum = None
         handle.stepped_iteration = self.iteration
 
@@ -331,3 +351,4 @@ class ForgeEngine:
         for h in self.managed:
             h.state.load_state_dict(sd["weights"][h.name])
         self.iteration = int(sd["iteration"])
+        self._prepared_iteration = -1  # the scalars prepared so far came from the replaced step counts

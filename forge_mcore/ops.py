@@ -13,6 +13,7 @@ telemetry untouched.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -264,7 +265,21 @@ _tuned: dict[tuple, TileConfig] = {}
 def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf32: bool,
                        accum: torch.Tensor | None, grad_scale: torch.Tensor | None,
                        mainloop_only: bool = False) -> dict:
-    """Everything the kernel is specialized on. Per-step values never appear here."""
+    """Everything the kernel is specialized on but the tile config. Per-step values never
+    appear here. Cached per weight (on its state): the launch path runs once per fused
+    layer per backward, so its host time adds up."""
+    key = ("constexprs", dy.dtype, allow_tf32, accum.dtype if accum is not None else None,
+           grad_scale is not None, mainloop_only, interpreter_active())
+    cache = state.launch_cache if state is not None else _stateless_constexprs
+    if key not in cache:
+        cache[key] = _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
+    return cache[key]
+
+
+_stateless_constexprs: dict[tuple, dict] = {}
+
+
+def _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only) -> dict:
     from .codecs.plain import FP32Codec
     from .codecs.weight import FP32Store
     from .kernels.fused_wgrad import MODE_ACCUMULATE, MODE_MAINLOOP, MODE_STEP
@@ -297,7 +312,12 @@ def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf
 
 @dataclass
 class _Operands:
-    """The mutable tensors of one launch (swapped for scratch copies while tuning)."""
+    """The mutable tensors of one launch (swapped for scratch copies while tuning).
+
+    cache: where tensor descriptors of the persistent tiles (weight, master, state
+    codes) are kept between launches: the weight's state's ``launch_cache``, or None
+    (scratch copies, accumulation buffers: built per launch).
+    """
 
     weight: torch.Tensor
     master: torch.Tensor | None
@@ -305,6 +325,7 @@ class _Operands:
     accum: torch.Tensor | None
     sumsq: torch.Tensor
     nonfinite: torch.Tensor
+    cache: dict | None = None
 
     def scratch(self, rows: int) -> "_Operands":
         def cut(t):
@@ -315,6 +336,11 @@ class _Operands:
             [(cut(p[0]), cut(p[1])) if p is not None else None for p in self.states],
             cut(self.accum), self.sumsq.clone(), self.nonfinite.clone(),
         )
+
+    def persistent_tiles(self) -> list[torch.Tensor]:
+        """The (out, in) tensors that live as long as the weight's state."""
+        return [t for t in [self.weight, self.master] + [p[0] for p in self.states if p is not None]
+                if t is not None]
 
 
 def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, allow_tf32, config,
@@ -327,25 +353,22 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
 
     M, N = weight.shape
     K = dy.shape[0]
-    constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
+    base_constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
     NB = state.codec.scale_blocks(N) if state is not None else 0
     if telemetry is None:
         telemetry = StepTelemetry.zeros(weight.device)
     ops_ = _Operands(
         weight, state.master if state is not None else None,
         [((s.data, s.scale) if s is not None else None) for s in state.slots] if state is not None else [None] * 3,
-        accum, telemetry.sumsq, telemetry.nonfinite_tiles,
+        accum, telemetry.sumsq, telemetry.nonfinite_tiles, state.launch_cache if state is not None else None,
     )
     hyper = hyper if hyper is not None else telemetry.sumsq  # never read in accumulate mode
 
     slab_tma, tile_tma = _tma_eligible(dy, x, ops_)
-    constexprs["SLAB_TMA"] = slab_tma
-    constexprs["TILE_TMA"] = tile_tma
 
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
         half = cfg.block_n // cfg.split_n
-        constexprs["PREFETCH"] = cfg.prefetch
-        tiles = _TileSources(cfg, slab_tma, tile_tma)
+        tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
         weight_src = tiles.tile(o.weight)  # also stands in for absent tensors; never dereferenced
         state_args = []
         for pair in o.states:
@@ -355,32 +378,47 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         args = (
             tiles.slab(dy_, cfg.block_m), tiles.slab(x, half), weight_src,
             tiles.tile(o.master) if o.master is not None else weight_src, *state_args,
-            hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum) if o.accum is not None else weight_src,
+            hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum, persistent=False) if o.accum is not None else weight_src,
             grad_scale if grad_scale is not None else o.sumsq,
             o.master if o.master is not None else o.weight,
             *[(pair[0] if pair is not None else o.weight) for pair in o.states],
             rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
+        constexprs = dict(base_constexprs, SLAB_TMA=slab_tma, TILE_TMA=tile_tma, PREFETCH=cfg.prefetch)
         if launch_observer is not None:
             launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), constexprs)
         grid = (triton.cdiv(rows, cfg.block_m) * triton.cdiv(N, cfg.block_n),)
-        fused_wgrad_step_kernel[grid](
-            *args, **constexprs,
-            BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
-            SPLIT_N=cfg.split_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-            **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {}),
-        )
+        constexprs.update(BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
+                          SPLIT_N=cfg.split_n)
+        options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                       **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {}))
+        if interpreter_active():
+            fused_wgrad_step_kernel[grid](*args, **constexprs, **options)
+        else:
+            _direct_launcher()(grid, args, constexprs, options)
 
     if config is None:
         config = _select_config(dy, weight, state, accum, launch, ops_)
     launch(config, ops_, M, dy)
 
 
-class _TileSources:
-    """What the kernel reads its slabs and tiles through: TMA descriptors sized for ``cfg``, or the tensors."""
+@functools.cache
+def _direct_launcher():
+    from .kernels.fused_wgrad import fused_wgrad_step_kernel
+    from .kernels.launch import DirectLauncher
 
-    def __init__(self, cfg: TileConfig, slab_tma: bool, tile_tma: bool) -> None:
-        self.cfg, self.slab_tma, self.tile_tma = cfg, slab_tma, tile_tma
+    return DirectLauncher(fused_wgrad_step_kernel)
+
+
+class _TileSources:
+    """What the kernel reads its slabs and tiles through: TMA descriptors sized for ``cfg``, or the tensors.
+
+    Descriptors of persistent tiles are kept in ``cache`` (keyed by address, layout and
+    block), so a step builds only its dY/X slab descriptors.
+    """
+
+    def __init__(self, cfg: TileConfig, slab_tma: bool, tile_tma: bool, cache: dict | None = None) -> None:
+        self.cfg, self.slab_tma, self.tile_tma, self.cache = cfg, slab_tma, tile_tma, cache
         self.half = cfg.block_n // cfg.split_n
 
     def slab(self, t: torch.Tensor, width: int):
@@ -391,13 +429,19 @@ class _TileSources:
 
         return TensorDescriptor.from_tensor(t, [self.cfg.block_k, width])
 
-    def tile(self, t: torch.Tensor):
+    def tile(self, t: torch.Tensor, persistent: bool = True):
         """Weight, master, state codes, accumulator: (out, in), read in BLOCK_M x half tiles."""
         if not self.tile_tma:
             return t
         from triton.tools.tensor_descriptor import TensorDescriptor
 
-        return TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
+        if self.cache is None or not persistent:
+            return TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
+        key = ("descriptor", t.data_ptr(), t.shape, t.stride(), t.dtype, self.cfg.block_m, self.half)
+        desc = self.cache.get(key)
+        if desc is None:
+            desc = self.cache[key] = TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
+        return desc
 
 
 def _tma_ok(t: torch.Tensor | None) -> bool:
@@ -407,17 +451,29 @@ def _tma_ok(t: torch.Tensor | None) -> bool:
                          and (t.stride(0) * t.element_size()) % 16 == 0 and t.data_ptr() % 16 == 0)
 
 
+@functools.cache
+def _hopper_or_newer(device_index: int) -> bool:
+    return torch.cuda.get_device_capability(device_index)[0] >= 9
+
+
 def _tma_eligible(dy: torch.Tensor, x: torch.Tensor, o: "_Operands") -> tuple[bool, bool]:
     """Whether the dY/X slabs, and the weight/state tiles, may go through tensor
     descriptors: Hopper or newer (or the interpreter) and every such tensor aligned.
     ``FORGE_TMA=0`` forces pointers for both."""
     if os.environ.get("FORGE_TMA", "1") == "0":
         return False, False
-    hopper = dy.device.type == "cuda" and torch.cuda.get_device_capability(dy.device)[0] >= 9
+    hopper = dy.device.type == "cuda" and _hopper_or_newer(dy.device.index)
     if not (hopper or interpreter_active()):
         return False, False
-    tiles = [o.weight, o.master, o.accum] + [pair[0] for pair in o.states if pair is not None]
-    return _tma_ok(dy) and _tma_ok(x), all(_tma_ok(t) for t in tiles)
+    persistent = o.persistent_tiles()
+    if o.cache is None:
+        tiles_ok = all(_tma_ok(t) for t in persistent)
+    else:
+        key = ("tma_ok", *[t.data_ptr() for t in persistent])  # fixed layouts: addresses suffice
+        tiles_ok = o.cache.get(key)
+        if tiles_ok is None:
+            tiles_ok = o.cache[key] = all(_tma_ok(t) for t in persistent)
+    return _tma_ok(dy) and _tma_ok(x), tiles_ok and _tma_ok(o.accum)
 
 
 # The tuner times candidates on scratch copies of (at most) this many rows of

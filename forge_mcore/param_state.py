@@ -40,6 +40,9 @@ class ForgeParamState:
     base_seed: int
     step: int = 0
     scalars: dict[str, float] = field(default_factory=dict)
+    # ``ops``' per-weight cache of what a launch derives from the persistent tensors
+    # (tensor descriptors, specializations): rebuilt on demand, never saved.
+    launch_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def create(
@@ -87,12 +90,11 @@ class ForgeParamState:
         """Index of the stochastic-rounding seed in ``hyper_buffer`` (after the rule's scalars)."""
         return len(self.rule.hyper_names)
 
-    def prepare_step(self, group: Mapping[str, Any]) -> torch.Tensor:
-        """Advance the step count and load this step's scalars into ``hyper_buffer``.
-
-        Reads the hyperparameters from ``group`` now, so a scheduler's edit of
-        ``group["lr"]`` takes effect on the next backward without recompiling.
-        """
+    def next_step(self, group: Mapping[str, Any]) -> "PendingStep":
+        """This state's next step from ``group``, computed but not taken: its per-step
+        scalars (the rule's, then the stochastic-rounding seed) and the step count and
+        scalar state it leaves. ``commit_step`` takes it. Raises ``ValueError`` on bad
+        hyperparameters."""
         self.rule.validate(group)
         if self.rule.variant(group) != self.variant or self.rule.states(group) != self.specs:
             raise ValueError(
@@ -105,20 +107,22 @@ class ForgeParamState:
         if len(values) != len(self.rule.hyper_names) or not all(math.isfinite(v) for v in values):
             raise ValueError(f"rule {self.rule.name!r} produced bad per-step scalars {values} from {dict(group)}")
         values.append(float((self.base_seed + step * 7919) % _SEED_MODULUS))
-        # A blocking host-to-device copy would synchronize the stream: once per fused
-        # layer per backward, the host would wait for the GPU to drain its queue before
-        # launching the next kernel. Stage in pinned memory and copy asynchronously;
-        # the caching host allocator keeps the staging block alive until the copy ran.
-        cuda = self.hyper_buffer.is_cuda
-        if cuda and torch.cuda.is_current_stream_capturing():
-            # A captured copy would re-read this step's staging memory at every replay.
-            raise RuntimeError(
-                "prepare_step() ran inside CUDA-graph capture: call it before graph.replay() instead "
-                "(the graph reads hyper_buffer, which prepare_step refreshes in place)"
-            )
-        staged = torch.tensor(values, dtype=torch.float32, pin_memory=cuda)
-        self.hyper_buffer.copy_(staged, non_blocking=cuda)
-        self.step, self.scalars = step, scalars
+        return PendingStep(values, step, scalars)
+
+    def commit_step(self, pending: "PendingStep") -> None:
+        """Advance the step count and scalar state to ``pending`` (once its kernel was launched)."""
+        self.step, self.scalars = pending.step, pending.scalars
+
+    def prepare_step(self, group: Mapping[str, Any]) -> torch.Tensor:
+        """Advance the step count and load this step's scalars into ``hyper_buffer``.
+
+        Reads the hyperparameters from ``group`` now, so a scheduler's edit of
+        ``group["lr"]`` takes effect on the next backward without recompiling.
+        (The engine prepares all its weights at once with ``next_step`` instead.)
+        """
+        pending = self.next_step(group)
+        copy_scalars_to_device(self.hyper_buffer, [pending.values])
+        self.commit_step(pending)
         return self.hyper_buffer
 
     def state_tensors(self) -> dict[str, torch.Tensor]:
@@ -168,6 +172,34 @@ class ForgeParamState:
         """Bytes of optimizer state (encoded states plus the fp32 master, if any)."""
         states = sum(s.nbytes for s in self.slots if s is not None)
         return states + (self.master.nbytes if self.master is not None else 0)
+
+
+@dataclass
+class PendingStep:
+    """A step computed by ``ForgeParamState.next_step`` and not yet taken."""
+
+    values: list[float]
+    step: int
+    scalars: dict[str, float]
+
+
+def copy_scalars_to_device(dst: torch.Tensor, rows: list[list[float]]) -> None:
+    """Write ``rows`` (host floats) into the fp32 device buffer ``dst`` without blocking.
+
+    A blocking host-to-device copy would synchronize the stream: the host would wait
+    for the GPU to drain its queue before launching the next kernel. Stage in pinned
+    memory and copy asynchronously; the caching host allocator keeps the staging
+    block alive until the copy ran.
+    """
+    cuda = dst.is_cuda
+    if cuda and torch.cuda.is_current_stream_capturing():
+        # A captured copy would re-read this step's staging memory at every replay.
+        raise RuntimeError(
+            "FORGE per-step scalars were prepared inside CUDA-graph capture: call prepare_step() before "
+            "graph.replay() instead (the graph reads hyper_buffer, which prepare_step refreshes in place)"
+        )
+    staged = torch.tensor(rows, dtype=torch.float32, pin_memory=cuda)
+    dst.copy_(staged.view(dst.shape), non_blocking=cuda)
 
 
 def _describe(x: Any) -> str:

@@ -15,9 +15,9 @@ T0=$SECONDS
 (
   export CUDA_VISIBLE_DEVICES=1
   nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
-  # -n 4: with 8 workers the 151936x4096 fp32-master cases ran out of memory on one GPU (session 2)
+  # -n 4 --dist loadgroup: the LM-head cases share one worker (side by side they ran out of memory)
   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout "${TEST_TIMEOUT:-330}" python3 -m pytest -m gpu tests/functional -q \
-    -p no:cacheprovider -n 4 --tb=short -rfE \
+    -p no:cacheprovider -n 4 --dist loadgroup --tb=short -rfE \
     >> "$OUT/gpu_tests.log" 2>&1
   timeout 120 python3 -m forge_mcore.bench.fidelity --out "$OUT" >> "$OUT/gpu_tests.log" 2>&1
 ) &

@@ -1,0 +1,110 @@
+"""DirectLauncher: a compiled kernel is reused exactly where Triton's specialization says so.
+
+The launcher's cache logic runs on CPU against a fake ``JITFunction`` and a fake
+driver; the real launches (and their results) are checked by the GPU parity tests,
+whose second and later steps go through the direct path.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+import torch
+from triton.backends.compiler import BaseBackend
+from triton.runtime.driver import driver
+
+from forge_mcore.kernels.launch import DirectLauncher
+
+
+class FakeCompiled:
+    function, packed_metadata = "function", "metadata"
+
+    def __init__(self, log):
+        self.log = log
+
+    def run(self, gx, gy, gz, stream, function, metadata, launch_metadata, enter, exit, *args):
+        self.log.append(("direct", (gx, gy, gz), stream, args))
+
+
+class FakeKernel:
+    """Parameters (a, b, n, BLOCK: constexpr, MODE: constexpr); JIT launches are logged."""
+
+    arg_names = ["a", "b", "n", "BLOCK", "MODE"]
+    constexprs = [3, 4]
+
+    def __init__(self):
+        self.log = []
+        self.device_caches = defaultdict(lambda: (None, None, None, BaseBackend, None))
+
+    def __getitem__(self, grid):
+        def run(*args, **kwargs):
+            self.log.append(("jit", grid, args, kwargs))
+            return FakeCompiled(self.log)
+        return run
+
+
+class FakeDriver:
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device):
+        return 1234
+
+
+@pytest.fixture
+def launcher(monkeypatch):
+    monkeypatch.setattr(driver, "_active", FakeDriver())
+    monkeypatch.setattr(DirectLauncher, "_direct_allowed", staticmethod(lambda: True))
+    return DirectLauncher(FakeKernel())
+
+
+def test_same_specialization_launches_directly_with_every_argument(launcher):
+    a, b = torch.zeros(64), torch.zeros(64)
+    launcher((4,), (a, b, 32), {"BLOCK": 16, "MODE": 0}, {"num_warps": 4})
+    launcher((8,), (a, b, 48), {"BLOCK": 16, "MODE": 0}, {"num_warps": 4})  # 48: still divisible by 16
+    kinds = [entry[0] for entry in launcher.kernel.log]
+    assert kinds == ["jit", "direct"]
+    _, grid, stream, args = launcher.kernel.log[1]
+    assert grid == (8, 1, 1) and stream == 1234
+    assert args[:3] == (a, b, 48) and args[3:] == (16, 0)  # runtime arguments, then constexprs in order
+    assert launcher.direct_launches == 1
+
+
+@pytest.mark.parametrize("change", ["int_alignment", "int_one", "pointer_alignment", "dtype", "constexpr", "option"])
+def test_any_specialization_change_goes_through_triton(launcher, change):
+    a, b = torch.zeros(64), torch.zeros(64)
+    base = ((a, b, 32), {"BLOCK": 16, "MODE": 0}, {"num_warps": 4})
+    launcher((4,), *base)
+    args, constexprs, options = base
+    if change == "int_alignment":
+        args = (a, b, 33)
+    elif change == "int_one":
+        args = (a, b, 1)
+    elif change == "pointer_alignment":
+        args = (a[1:], b, 32)  # 4 bytes off a 16-byte boundary
+    elif change == "dtype":
+        args = (a.to(torch.bfloat16), b, 32)
+    elif change == "constexpr":
+        constexprs = {"BLOCK": 32, "MODE": 0}
+    else:
+        options = {"num_warps": 8}
+    launcher((4,), args, constexprs, options)
+    assert [entry[0] for entry in launcher.kernel.log] == ["jit", "jit"]
+    launcher((4,), args, constexprs, options)
+    assert [entry[0] for entry in launcher.kernel.log] == ["jit", "jit", "direct"]
+
+
+def test_disabled_by_environment(monkeypatch):
+    monkeypatch.setenv("FORGE_DIRECT_LAUNCH", "0")
+    launcher = DirectLauncher(FakeKernel())
+    for _ in range(2):
+        launcher((4,), (torch.zeros(4), torch.zeros(4), 32), {"BLOCK": 16, "MODE": 0}, {})
+    assert [entry[0] for entry in launcher.kernel.log] == ["jit", "jit"]
+
+
+def test_refuses_constexprs_before_runtime_arguments():
+    kernel = FakeKernel()
+    kernel.constexprs = [1, 4]
+    with pytest.raises(ValueError, match="constexpr after the runtime arguments"):
+        DirectLauncher(kernel)
