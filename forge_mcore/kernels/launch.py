@@ -80,9 +80,15 @@ class DirectLauncher:
 
     @staticmethod
     def _direct_allowed() -> bool:
-        from triton import knobs
-
         if os.environ.get("FORGE_DIRECT_LAUNCH", "1") == "0":
             return False
-        hooks = knobs.runtime
-        return hooks.launch_enter_hook is None and hooks.launch_exit_hook is None and torch.cuda.is_available()
+        return no_launch_hooks() and torch.cuda.is_available()
+
+
+def no_launch_hooks() -> bool:
+    """True when no Triton launch hook is installed (Triton 3.6 keeps them in ``HookChain``s,
+    empty by default; older versions use ``None``)."""
+    from triton import knobs
+
+    return all(hook is None or (hasattr(hook, "calls") and not hook.calls)
+               for hook in (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook))

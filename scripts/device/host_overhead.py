@@ -93,6 +93,14 @@ def profile_backward(model, batch, step_fn) -> None:
     if syncs:
         print("first synchronizing call:\n" + "".join(syncs[0]), flush=True)
     opt_step_only(step_fn)
+    print(json.dumps(timed_host_sections(model, batch, step_fn)), flush=True)
+    loss = training_loss(model, batch)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as cpu_prof:
+        loss.backward()
+    torch.cuda.synchronize()
+    opt_step_only(step_fn)
+    print(cpu_prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20), flush=True)
     loss = training_loss(model, batch)
     torch.cuda.synchronize()
     prof = cProfile.Profile()
@@ -103,7 +111,55 @@ def profile_backward(model, batch, step_fn) -> None:
     opt_step_only(step_fn)
     stats = pstats.Stats(prof, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats(25)
-    stats.sort_stats("cumtime").print_stats(30)
+
+
+def timed_host_sections(model, batch, step_fn) -> dict:
+    """Host microseconds per call inside one backward, for the FORGE layers' nested sections
+    (wall clock around each, no profiler): where the enqueue time goes."""
+    from forge_mcore import engine, ops
+    from forge_mcore.kernels.launch import DirectLauncher
+    from forge_mcore.nn.linear import ForgeLinearFunction
+
+    sections = {
+        "linear_backward": (ForgeLinearFunction, "backward", True),
+        "engine_backward": (engine.ForgeEngine, "backward", False),
+        "fused_wgrad_step": (ops, "fused_wgrad_step", False),
+        "launch": (DirectLauncher, "__call__", False),
+        "prepare_iteration": (engine.ForgeEngine, "_prepare_iteration", False),
+    }
+    totals = {name: [0.0, 0] for name in sections}
+    originals = {}
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[name][0] += time.perf_counter() - t0
+                totals[name][1] += 1
+        return wrapper
+
+    for name, (owner, attr, static) in sections.items():
+        fn = owner.__dict__[attr] if static else getattr(owner, attr)
+        originals[name] = (owner, attr, fn)
+        inner = fn.__func__ if static else fn
+        setattr(owner, attr, staticmethod(timed(name, inner)) if static else timed(name, inner))
+    try:
+        loss = training_loss(model, batch)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loss.backward()
+        enqueue = time.perf_counter() - t0
+        torch.cuda.synchronize()
+        opt_step_only(step_fn)
+    finally:
+        for owner, attr, fn in originals.values():
+            setattr(owner, attr, fn)
+    out = {"backward_enqueue_ms": round(enqueue * 1e3, 2)}
+    for name, (total, calls) in totals.items():
+        out[name] = {"calls": calls, "ms": round(total * 1e3, 2), "us_per_call": round(total / max(calls, 1) * 1e6, 1)}
+    return out
 
 
 def opt_step_only(step_fn) -> None:

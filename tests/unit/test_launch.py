@@ -14,7 +14,7 @@ import torch
 from triton.backends.compiler import BaseBackend
 from triton.runtime.driver import driver
 
-from forge_mcore.kernels.launch import DirectLauncher
+from forge_mcore.kernels.launch import DirectLauncher, no_launch_hooks
 
 
 class FakeCompiled:
@@ -108,3 +108,15 @@ def test_refuses_constexprs_before_runtime_arguments():
     kernel.constexprs = [1, 4]
     with pytest.raises(ValueError, match="constexpr after the runtime arguments"):
         DirectLauncher(kernel)
+
+
+def test_launch_hooks_are_detected(monkeypatch):
+    from triton import knobs
+
+    assert no_launch_hooks()  # Triton's defaults: empty hook chains
+    knobs.runtime.launch_enter_hook.add(print)
+    try:
+        assert not no_launch_hooks()  # a profiler's hook must see every launch: JITFunction.run
+    finally:
+        knobs.runtime.launch_enter_hook.remove(print)
+    assert no_launch_hooks()
