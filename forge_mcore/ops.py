@@ -264,19 +264,20 @@ _tuned: dict[tuple, TileConfig] = {}
 
 def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf32: bool,
                        accum: torch.Tensor | None, grad_scale: torch.Tensor | None,
-                       mainloop_only: bool = False) -> dict:
-    """Everything the kernel is specialized on but the tile config. Per-step values never
-    appear here. Cached per weight (on its state): the launch path runs once per fused
-    layer per backward, so its host time adds up."""
+                       mainloop_only: bool = False) -> tuple[tuple, dict]:
+    """(key, constexprs): everything the kernel is specialized on but the tile config.
+    Per-step values never appear here. Cached per weight (on its state): the launch path
+    runs once per fused layer per backward, so its host time adds up."""
     key = ("constexprs", dy.dtype, allow_tf32, accum.dtype if accum is not None else None,
            grad_scale is not None, mainloop_only, interpreter_active())
     cache = state.launch_cache if state is not None else _stateless_constexprs
     if key not in cache:
         cache[key] = _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
-    return cache[key]
+    return key, cache[key]
 
 
-_stateless_constexprs: dict[tuple, dict] = {}
+# Constexprs and launch plans of the modes without a state (accumulate, main loop only).
+_stateless_constexprs: dict[tuple, object] = {}
 
 
 def _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only) -> dict:
@@ -353,7 +354,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
 
     M, N = weight.shape
     K = dy.shape[0]
-    base_constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
+    constexpr_key, base_constexprs = _kernel_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
     NB = state.codec.scale_blocks(N) if state is not None else 0
     if telemetry is None:
         telemetry = StepTelemetry.zeros(weight.device)
@@ -367,39 +368,45 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     slab_tma, tile_tma = _tma_eligible(dy, x, ops_)
 
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
-        half = cfg.block_n // cfg.split_n
         tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
-        weight_src = tiles.tile(o.weight)  # also stands in for absent tensors; never dereferenced
-        state_args = []
-        for pair in o.states:
-            data, scale = pair if pair is not None else (None, None)
-            state_args += [tiles.tile(data) if data is not None else weight_src,
-                           scale if scale is not None else o.sumsq]
+        tile_args, raw_args = tiles.persistent_args(o)
         args = (
-            tiles.slab(dy_, cfg.block_m), tiles.slab(x, half), weight_src,
-            tiles.tile(o.master) if o.master is not None else weight_src, *state_args,
-            hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum, persistent=False) if o.accum is not None else weight_src,
-            grad_scale if grad_scale is not None else o.sumsq,
-            o.master if o.master is not None else o.weight,
-            *[(pair[0] if pair is not None else o.weight) for pair in o.states],
+            tiles.slab(dy_, cfg.block_m), tiles.slab(x, tiles.half), *tile_args,
+            hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum) if o.accum is not None else tile_args[0],
+            grad_scale if grad_scale is not None else o.sumsq, *raw_args,
             rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
-        constexprs = dict(base_constexprs, SLAB_TMA=slab_tma, TILE_TMA=tile_tma, PREFETCH=cfg.prefetch)
+        plans = o.cache if o.cache is not None else (_stateless_constexprs if state is None else {})
+        plan_key = ("plan", constexpr_key, cfg, slab_tma, tile_tma)
+        plan = plans.get(plan_key)
+        if plan is None:
+            plan = plans[plan_key] = _launch_plan(
+                dict(base_constexprs, SLAB_TMA=slab_tma, TILE_TMA=tile_tma, PREFETCH=cfg.prefetch,
+                     BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
+                     SPLIT_N=cfg.split_n),
+                dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                     **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {})),
+            )
         if launch_observer is not None:
-            launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), constexprs)
+            launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), plan.constexprs)
         grid = (triton.cdiv(rows, cfg.block_m) * triton.cdiv(N, cfg.block_n),)
-        constexprs.update(BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
-                          SPLIT_N=cfg.split_n)
-        options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                       **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {}))
         if interpreter_active():
-            fused_wgrad_step_kernel[grid](*args, **constexprs, **options)
+            fused_wgrad_step_kernel[grid](*args, **plan.constexprs, **plan.options)
         else:
-            _direct_launcher()(grid, args, constexprs, options)
+            _direct_launcher()(grid, args, plan)
 
     if config is None:
         config = _select_config(dy, weight, state, accum, launch, ops_)
     launch(config, ops_, M, dy)
+
+
+def _launch_plan(constexprs: dict, options: dict):
+    """A ``LaunchPlan`` (the interpreter launches through ``JITFunction``-style keywords only)."""
+    from .kernels.launch import LaunchPlan
+
+    if interpreter_active():
+        return LaunchPlan(constexprs, options, key=None, constexpr_values=())
+    return _direct_launcher().plan(constexprs, options)
 
 
 @functools.cache
@@ -413,8 +420,9 @@ def _direct_launcher():
 class _TileSources:
     """What the kernel reads its slabs and tiles through: TMA descriptors sized for ``cfg``, or the tensors.
 
-    Descriptors of persistent tiles are kept in ``cache`` (keyed by address, layout and
-    block), so a step builds only its dY/X slab descriptors.
+    The arguments built from the persistent tensors (weight, master, state codes and
+    scales) are kept in ``cache`` (the weight's state's ``launch_cache``), so a step
+    builds only its dY/X slab descriptors.
     """
 
     def __init__(self, cfg: TileConfig, slab_tma: bool, tile_tma: bool, cache: dict | None = None) -> None:
@@ -429,19 +437,33 @@ class _TileSources:
 
         return TensorDescriptor.from_tensor(t, [self.cfg.block_k, width])
 
-    def tile(self, t: torch.Tensor, persistent: bool = True):
+    def tile(self, t: torch.Tensor):
         """Weight, master, state codes, accumulator: (out, in), read in BLOCK_M x half tiles."""
         if not self.tile_tma:
             return t
         from triton.tools.tensor_descriptor import TensorDescriptor
 
-        if self.cache is None or not persistent:
-            return TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
-        key = ("descriptor", t.data_ptr(), t.shape, t.stride(), t.dtype, self.cfg.block_m, self.half)
-        desc = self.cache.get(key)
-        if desc is None:
-            desc = self.cache[key] = TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
-        return desc
+        return TensorDescriptor.from_tensor(t, [self.cfg.block_m, self.half])
+
+    def persistent_args(self, o: "_Operands") -> tuple[tuple, tuple]:
+        """(weight, master, s0, s0 scale, s1, s1 scale, s2, s2 scale) as the kernel reads them,
+        and the raw pointers it prefetches through (master or weight, s0..s2). An absent
+        tensor is stood in for by the weight, never dereferenced."""
+        key = ("persistent", self.cfg.block_m, self.half, self.tile_tma, o.weight.data_ptr())
+        if self.cache is not None and key in self.cache:
+            return self.cache[key]
+        weight_src = self.tile(o.weight)
+        state_args = []
+        for pair in o.states:
+            data, scale = pair if pair is not None else (None, None)
+            state_args += [self.tile(data) if data is not None else weight_src,
+                           scale if scale is not None else o.weight]
+        tile_args = (weight_src, self.tile(o.master) if o.master is not None else weight_src, *state_args)
+        raw_args = (o.master if o.master is not None else o.weight,
+                    *[(pair[0] if pair is not None else o.weight) for pair in o.states])
+        if self.cache is not None:
+            self.cache[key] = (tile_args, raw_args)
+        return tile_args, raw_args
 
 
 def _tma_ok(t: torch.Tensor | None) -> bool:

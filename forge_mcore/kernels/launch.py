@@ -23,17 +23,34 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 
+@dataclass(frozen=True, eq=False)
+class LaunchPlan:
+    """The compile-time half of a launch, frozen once so no call rebuilds its key.
+
+    constexprs: every constexpr by name; options: launch options (``num_warps``,
+    ``num_stages``, ``maxnreg`` ...); key: the launcher's id of both (None: not made by a
+    launcher); constexpr_values: the constexprs in parameter order (what the compiled
+    kernel's launcher takes).
+    """
+
+    constexprs: dict
+    options: dict
+    key: tuple
+    constexpr_values: tuple
+
+
 class DirectLauncher:
-    """``launcher(grid, args, constexprs, options)`` == ``kernel[grid](*args, **constexprs, **options)``.
+    """``launcher(grid, args, launcher.plan(constexprs, options))`` ==
+    ``kernel[grid](*args, **constexprs, **options)``.
 
     kernel: a ``@triton.jit`` function whose constexpr parameters all follow its runtime ones.
-    args: the runtime arguments, in order; constexprs: every constexpr by name;
-    options: launch options (``num_warps``, ``num_stages``, ``maxnreg`` ...).
+    args: the runtime arguments, in order. Keep a plan per constexpr/option set and reuse it.
     """
 
     def __init__(self, kernel: Any) -> None:
@@ -44,14 +61,26 @@ class DirectLauncher:
         if constexpr_idx != list(range(self.runtime_count, len(names))):
             raise ValueError(f"{kernel!r}: DirectLauncher needs every constexpr after the runtime arguments")
         self.constexpr_names = names[self.runtime_count:]
-        self._compiled: dict[Hashable, tuple[Any, list]] = {}
+        self._compiled: dict[Hashable, Any] = {}
+        self._plan_ids: dict[tuple, int] = {}
         self.direct_launches = 0  # tests read it: the direct path really ran
 
-    def __call__(self, grid: tuple[int, ...], args: tuple, constexprs: dict, options: dict) -> None:
+    def plan(self, constexprs: dict, options: dict) -> LaunchPlan:
+        missing = [name for name in self.constexpr_names if name not in constexprs]
+        if missing or len(constexprs) != len(self.constexpr_names):
+            raise ValueError(f"constexprs must name exactly {self.constexpr_names}; missing {missing}")
+        values = tuple(constexprs[name] for name in self.constexpr_names)
+        # Interned to a small int: hashing the constexprs (JIT functions among them) per call costs microseconds.
+        key = self._plan_ids.setdefault((values, tuple(sorted(options.items()))), len(self._plan_ids))
+        return LaunchPlan(dict(constexprs), dict(options), (key,), values)
+
+    def __call__(self, grid: tuple[int, ...], args: tuple, plan: LaunchPlan) -> None:
         if len(args) != self.runtime_count:
             raise ValueError(f"expected {self.runtime_count} runtime arguments, got {len(args)}")
+        if plan.key is None:
+            raise ValueError("this LaunchPlan was not made by DirectLauncher.plan()")
         if not self._direct_allowed():
-            self.kernel[grid](*args, **constexprs, **options)
+            self.kernel[grid](*args, **plan.constexprs, **plan.options)
             return
         from triton import knobs
         from triton._C.libtriton import native_specialize_impl
@@ -60,22 +89,20 @@ class DirectLauncher:
         device = driver.active.get_current_device()
         backend = self.kernel.device_caches[device][3]
         key = (
-            device, tuple(constexprs.items()), tuple(options.items()),
-            knobs.runtime.debug, knobs.compilation.instrumentation_mode,  # options JITFunction.run adds
-            tuple(native_specialize_impl(backend, a, False, True, True) for a in args),
+            device, plan.key, knobs.runtime.debug, knobs.compilation.instrumentation_mode,  # JITFunction.run's
+            tuple([native_specialize_impl(backend, a, False, True, True) for a in args]),
         )
-        entry = self._compiled.get(key)
-        if entry is None:
-            compiled = self.kernel[grid](*args, **constexprs, **options)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self.kernel[grid](*args, **plan.constexprs, **plan.options)
             if hasattr(compiled, "result"):  # asynchronous compilation mode
                 compiled = compiled.result()
-            self._compiled[key] = (compiled, [constexprs[name] for name in self.constexpr_names])
+            self._compiled[key] = compiled
             return
-        compiled, constexpr_values = entry
         stream = driver.active.get_current_stream(device)
         grid = tuple(grid) + (1,) * (3 - len(grid))
         compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
-                     None, None, None, *args, *constexpr_values)
+                     None, None, None, *args, *plan.constexpr_values)
         self.direct_launches += 1
 
     @staticmethod

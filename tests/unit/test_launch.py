@@ -61,8 +61,9 @@ def launcher(monkeypatch):
 
 def test_same_specialization_launches_directly_with_every_argument(launcher):
     a, b = torch.zeros(64), torch.zeros(64)
-    launcher((4,), (a, b, 32), {"BLOCK": 16, "MODE": 0}, {"num_warps": 4})
-    launcher((8,), (a, b, 48), {"BLOCK": 16, "MODE": 0}, {"num_warps": 4})  # 48: still divisible by 16
+    plan = launcher.plan({"BLOCK": 16, "MODE": 0}, {"num_warps": 4})
+    launcher((4,), (a, b, 32), plan)
+    launcher((8,), (a, b, 48), launcher.plan({"MODE": 0, "BLOCK": 16}, {"num_warps": 4}))  # 48: still /16
     kinds = [entry[0] for entry in launcher.kernel.log]
     assert kinds == ["jit", "direct"]
     _, grid, stream, args = launcher.kernel.log[1]
@@ -75,7 +76,7 @@ def test_same_specialization_launches_directly_with_every_argument(launcher):
 def test_any_specialization_change_goes_through_triton(launcher, change):
     a, b = torch.zeros(64), torch.zeros(64)
     base = ((a, b, 32), {"BLOCK": 16, "MODE": 0}, {"num_warps": 4})
-    launcher((4,), *base)
+    launcher((4,), base[0], launcher.plan(*base[1:]))
     args, constexprs, options = base
     if change == "int_alignment":
         args = (a, b, 33)
@@ -89,9 +90,9 @@ def test_any_specialization_change_goes_through_triton(launcher, change):
         constexprs = {"BLOCK": 32, "MODE": 0}
     else:
         options = {"num_warps": 8}
-    launcher((4,), args, constexprs, options)
+    launcher((4,), args, launcher.plan(constexprs, options))
     assert [entry[0] for entry in launcher.kernel.log] == ["jit", "jit"]
-    launcher((4,), args, constexprs, options)
+    launcher((4,), args, launcher.plan(constexprs, options))
     assert [entry[0] for entry in launcher.kernel.log] == ["jit", "jit", "direct"]
 
 
@@ -99,8 +100,13 @@ def test_disabled_by_environment(monkeypatch):
     monkeypatch.setenv("FORGE_DIRECT_LAUNCH", "0")
     launcher = DirectLauncher(FakeKernel())
     for _ in range(2):
-        launcher((4,), (torch.zeros(4), torch.zeros(4), 32), {"BLOCK": 16, "MODE": 0}, {})
+        launcher((4,), (torch.zeros(4), torch.zeros(4), 32), launcher.plan({"BLOCK": 16, "MODE": 0}, {}))
     assert [entry[0] for entry in launcher.kernel.log] == ["jit", "jit"]
+
+
+def test_plan_names_every_constexpr(launcher):
+    with pytest.raises(ValueError, match="constexprs must name exactly"):
+        launcher.plan({"BLOCK": 16}, {})
 
 
 def test_refuses_constexprs_before_runtime_arguments():
