@@ -220,7 +220,8 @@ class ForgeEngine:
         """Every weight's per-step scalars, read from its group now, in one host-to-device
         copy (one copy per fused layer costs more host time than its kernel launch). A
         weight's step count advances only when its step runs (``_fused_step``)."""
-        pending = [h.state.next_step(h.group) for h in self.managed]  # one rule: one width
+        memo: dict = {}
+        pending = [h.state.next_step(h.group, memo) for h in self.managed]  # one rule: one width
         if self._hyper is None:
             self._hyper = torch.zeros(len(self.managed), len(pending[0].values), dtype=torch.float32,
                                       device=self.managed[0].weight.device)

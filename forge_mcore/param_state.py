@@ -90,24 +90,36 @@ class ForgeParamState:
         """Index of the stochastic-rounding seed in ``hyper_buffer`` (after the rule's scalars)."""
         return len(self.rule.hyper_names)
 
-    def next_step(self, group: Mapping[str, Any]) -> "PendingStep":
+    def next_step(self, group: Mapping[str, Any], memo: dict | None = None) -> "PendingStep":
         """This state's next step from ``group``, computed but not taken: its per-step
         scalars (the rule's, then the stochastic-rounding seed) and the step count and
         scalar state it leaves. ``commit_step`` takes it. Raises ``ValueError`` on bad
-        hyperparameters."""
-        self.rule.validate(group)
-        if self.rule.variant(group) != self.variant or self.rule.states(group) != self.specs:
-            raise ValueError(
-                f"the {self.rule.name!r} options that choose the state tensors changed after the state was "
-                "allocated (e.g. momentum turned on or off); create a new state for the new configuration"
-            )
+        hyperparameters.
+
+        memo: a dict the caller keeps for one pass over many states of one rule: states
+        of one group at the same step with the same scalar state share the group's
+        validation and the rule's scalars (hundreds of layers, one computation).
+        """
+        key = (id(group), self.variant, self.specs, self.step, tuple(sorted(self.scalars.items())))
+        shared = memo.get(key) if memo is not None else None
+        if shared is None:
+            self.rule.validate(group)
+            if self.rule.variant(group) != self.variant or self.rule.states(group) != self.specs:
+                raise ValueError(
+                    f"the {self.rule.name!r} options that choose the state tensors changed after the state was "
+                    "allocated (e.g. momentum turned on or off); create a new state for the new configuration"
+                )
+            scalars = dict(self.scalars)
+            values = self.rule.hyper(group, self.step + 1, scalars)
+            if len(values) != len(self.rule.hyper_names) or not all(math.isfinite(v) for v in values):
+                raise ValueError(f"rule {self.rule.name!r} produced bad per-step scalars {values} from {dict(group)}")
+            shared = (values, scalars)
+            if memo is not None:
+                memo[key] = shared
+        values, scalars = shared
         step = self.step + 1
-        scalars = dict(self.scalars)
-        values = self.rule.hyper(group, step, scalars)
-        if len(values) != len(self.rule.hyper_names) or not all(math.isfinite(v) for v in values):
-            raise ValueError(f"rule {self.rule.name!r} produced bad per-step scalars {values} from {dict(group)}")
-        values.append(float((self.base_seed + step * 7919) % _SEED_MODULUS))
-        return PendingStep(values, step, scalars)
+        seed = float((self.base_seed + step * 7919) % _SEED_MODULUS)
+        return PendingStep([*values, seed], step, dict(scalars))
 
     def commit_step(self, pending: "PendingStep") -> None:
         """Advance the step count and scalar state to ``pending`` (once its kernel was launched)."""

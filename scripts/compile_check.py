@@ -12,6 +12,7 @@ replaced by an ahead-of-time compile for an H100/H200 target.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import subprocess
@@ -54,6 +55,8 @@ class _OfflineCompile:
 
     def __init__(self, kernel):
         self.kernel = kernel
+        # what ops' DirectLauncher reads of a kernel (without a GPU it then launches through [grid])
+        self.arg_names, self.constexprs = kernel.arg_names, kernel.constexprs
 
     def __getitem__(self, grid):
         def compile_(*args, num_warps, num_stages, maxnreg=None, **constexprs):
@@ -84,10 +87,13 @@ def main() -> None:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--all-configs", action="store_true", help="every committed tile config, not two")
     p.add_argument("--sass", action="store_true", help="also print a static SASS instruction histogram")
+    p.add_argument("--epilogue-stages", type=int, default=None,
+                   help="compile the configs with this TileConfig.epilogue_stages instead of their own")
     args = p.parse_args()
     global SASS_HISTOGRAM
     SASS_HISTOGRAM = args.sass
     fused_wgrad.fused_wgrad_step_kernel = _OfflineCompile(fused_wgrad.fused_wgrad_step_kernel)
+    ops._direct_launcher.cache_clear()
     ops.resolve_backend = lambda device, backend=None: "triton"  # CPU tensors stand in for CUDA ones
     ops.interpreter_active = lambda: False
     failures = 0
@@ -105,7 +111,9 @@ def main() -> None:
                     state = fm.ForgeParamState.create(w, rule, {}, codec, store)
                     dy = torch.zeros(64, 256, dtype=torch.bfloat16 if wdtype == torch.bfloat16 else torch.float32)
                     x = torch.zeros(64, 512, dtype=dy.dtype)
-                    for cfg in (CONFIGS if args.all_configs else (CONFIGS[0], CONFIGS[-1])):
+                    for cfg in (CONFIGS if args.all_configs else (CONFIGS[0], CONFIGS[3], CONFIGS[-1])):
+                        if args.epilogue_stages is not None:
+                            cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
                         label = f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
                         try:
                             ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()),

@@ -70,7 +70,7 @@ class Cell:
     seq: int
     batch: int = 1
     warmup: int = 3
-    steps: int = 10
+    steps: int = 20  # the step is host-bound at batch 1: timed steps spread by +-20%
     device: str = "cuda"
 
 
@@ -364,7 +364,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="scale table cells as model:seq,... (default: 0.6b-8b at 512 and 2048, 14b at 512)")
     p.add_argument("--arms", default=None, help="comma-separated arms (fused is always added)")
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--steps", type=int, default=20)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per arm process")
     p.add_argument("--out", default="e2e_results", help="directory for the CSV and PNG")
     p.add_argument("--smoke", action="store_true",

@@ -119,9 +119,9 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
         [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel) for w, s, h in
          zip(weights, states, hypers)], reps=reps)
     if sweep is not None:
-        from forge_mcore.kernels.configs import CONFIGS, prune_configs
+        from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, prune_configs
 
-        for cfg in prune_configs(CONFIGS, M, N, bt, 2):
+        for cfg in prune_configs(CONFIGS + CANDIDATES, M, N, bt, 2):
             ms = time_graph([lambda w=w, s=s, h=h, c=cfg: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=c)
                              for w, s, h in zip(weights, states, hypers)], reps=reps)
             sweep.append(dict(shape=shape, bt=bt, arm=arm, config=str(asdict(cfg)), forge_ms=ms))

@@ -30,10 +30,15 @@ class TileConfig:
     maxnreg: int | None = None
     # Prefetch the epilogue's weight/state tiles into L2 before the main loop.
     prefetch: bool = False
+    # > 1: the epilogue's two halves run as a software-pipelined loop of that depth
+    # (asynchronous weight/state loads); 1: straight-line, half by half.
+    epilogue_stages: int = 1
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
+        if self.epilogue_stages not in (1, 2, 3):
+            raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -57,6 +62,20 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(64, 64, 64, 8, 4, 3),
     TileConfig(64, 64, 64, 8, 4, 3, prefetch=True),
     TileConfig(64, 64, 64, 8, 4, 2, prefetch=True),
+)
+
+# Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` only, never by the
+# training-time tuner, until a GPU sweep has measured them and the GPU parity test has passed
+# (then they move into CONFIGS). The pipelined epilogue issues a half's weight/state loads
+# together and the next half's before this half's update (one memory latency per half
+# instead of three, per the offline SASS: scripts/compile_check.py --epilogue-stages 2),
+# at the price of registers (64x128: 168 -> 255 per thread).
+CANDIDATES: tuple[TileConfig, ...] = (
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=2),
+    TileConfig(64, 128, 64, 8, 4, 2, split_n=2, epilogue_stages=2),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, prefetch=True, epilogue_stages=2),
+    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2),
+    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, epilogue_stages=2),
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

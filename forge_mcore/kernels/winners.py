@@ -38,6 +38,8 @@ def config_to_row(cfg: TileConfig) -> dict[str, str]:
 def _config_from_row(row: dict[str, str]) -> TileConfig:
     values = {}
     for f in fields(TileConfig):
+        if f.name not in row:  # a field added after the file was written: its default
+            continue
         cell = row[f.name]
         if f.name == "maxnreg":
             values[f.name] = int(cell) if cell else None

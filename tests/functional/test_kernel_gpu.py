@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import forge_mcore as fm
-from forge_mcore.kernels.configs import TileConfig
+from forge_mcore.kernels.configs import CANDIDATES, TileConfig
 from forge_mcore.kernels.fused_wgrad import fused_wgrad_step_kernel
 from tests.unit.cases import RULE_CASES, case_id
 from tests.unit.test_fused_kernel import check_states, check_weights, run_both
@@ -26,10 +26,10 @@ REAL_SHAPES = [(4096, 4096), (12288, 4096), (4096, 12288),
                pytest.param((151936, 4096), marks=pytest.mark.xdist_group("lm_head"))]
 
 
-def _run_and_check(rule, group, codec, store, shape, steps=STEPS, dtype=torch.bfloat16, grid_scale=8):
+def _run_and_check(rule, group, codec, store, shape, steps=STEPS, dtype=torch.bfloat16, grid_scale=8, config=FIXED):
     # grid_scale 8: sums of up to 4096 products of multiples of 1/8 stay exact in fp32
     w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(rule, group, codec, store, shape, steps=steps, dtype=dtype,
-                                                    device="cuda", config=FIXED, grid_scale=grid_scale)
+                                                    device="cuda", config=config, grid_scale=grid_scale)
     # run_both teacher-forces on the GPU and checks every step; the final states once more:
     check_states(s_tr, s_ref, codec, 1)
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], steps, teacher_forced=True)
@@ -55,6 +55,16 @@ def test_every_codec_and_store_on_gpu(codec, store):
     dtype = torch.float32 if store == "fp32" else torch.bfloat16
     _run_and_check("adam", dict(lr=1e-3, amsgrad=True, weight_decay=0.01), codec, store, (1000, 700, 333),
                    steps=6, dtype=dtype)
+
+
+@pytest.mark.parametrize("config", CANDIDATES, ids=lambda c: f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}"
+                         f"r{c.maxnreg}e{c.epilogue_stages}")
+@pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16"), ("fp32", "fp32_master")])
+def test_candidate_configs(config, codec, store):
+    """Tile configs under evaluation (the pipelined epilogue) before they may be tuned over."""
+    _run_and_check("adam", dict(lr=1e-3, amsgrad=True, weight_decay=0.01), codec, store, (1000, 700, 333),
+                   config=config)
+    _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, store, (4096, 4096, 512), config=config)
 
 
 def _compiled_kernels() -> int:

@@ -200,6 +200,19 @@ def test_pointer_tiles_beside_tma_slabs(monkeypatch, codec):
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, "bf16", g["lr"], STEPS)
 
 
+@pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp32", "fp32_master")])
+def test_pipelined_epilogue(monkeypatch, codec, store):
+    """The epilogue's halves as a software-pipelined loop (``TileConfig.epilogue_stages``)
+    computes what the straight-line epilogue does: three states, both halves, odd shape."""
+    from forge_mcore.kernels.configs import TileConfig
+
+    monkeypatch.setattr(ops, "INTERPRETER_CONFIG", TileConfig(32, 128, 16, 2, 1, 1, split_n=2, epilogue_stages=2))
+    case = next(c for c in RULE_CASES if c[0] == "adam" and c[1].get("amsgrad"))
+    w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(*case, codec, store, (72, 196, 37))
+    check_states(s_tr, s_ref, codec, STEPS)
+    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
+
+
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
 def test_triton_matches_torch_optim(case):
     """Regime-1 rules at fp32 state and weights equal torch.optim given the same gradient."""

@@ -66,6 +66,26 @@ def test_per_step_scalars_are_one_device_buffer():
     assert not torch.equal(first, h2) and state.step == 2
 
 
+@pytest.mark.parametrize("rule", ["nadam", "radam", "adamw"])
+def test_shared_scalar_memo_matches_each_state_alone(rule):
+    """The engine prepares hundreds of states per iteration with one memo: states at
+    different steps (an expert that got no tokens) or with different scalar state
+    (NAdam's mu_product) must still get their own scalars and seeds."""
+    group = fm.get_rule(rule).make_group(lr=0.1)
+    states = [fm.ForgeParamState.create(torch.zeros(4, 64), rule, group) for _ in range(4)]
+    for i, state in enumerate(states):
+        for _ in range(i % 2 + i // 2):  # steps 0, 1, 1, 2
+            state.prepare_step(group)
+    memo: dict = {}
+    shared = [s.next_step(group, memo) for s in states]
+    alone = [s.next_step(group) for s in states]
+    for a, b in zip(shared, alone):
+        assert a.values == b.values and a.step == b.step and a.scalars == b.scalars
+    assert shared[1].values == shared[2].values[:-1] + [shared[1].values[-1]]  # same step: rule scalars shared
+    assert shared[0].values[:-1] != shared[3].values[:-1]  # different steps: different bias corrections
+    assert len({p.values[-1] for p in shared}) == 4  # every state its own seed
+
+
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
 def test_torch_backend_matches_torch_optim(case):
     rule, group = case
