@@ -211,36 +211,17 @@ def fused_wgrad_step_kernel(
         else:
             # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
             tl.atomic_add(sumsq_ptr, tile_sumsq)
-            if EPILOGUE_STAGES > 1:
-                # The halves as a loop Triton software-pipelines: its weight/state tile loads
-                # become asynchronous copies into shared memory, so a half's loads are in flight
-                # together and the second half's are issued before the first half's update.
-                for i in tl.range(0, SPLIT_N, num_stages=EPILOGUE_STAGES):
-                    _apply_rule(
-                        tl.where(i == 0, acc_a, acc_b), om, on_a + i * HALF, M, N, NB, w, master,
-                        s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                        UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                        NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
-                        TILE_TMA,
-                    )
-            else:
-                # Half by half: the second half's tiles are loaded once the first half is
-                # stored and its registers are free. (Loading both halves first buys no
-                # overlap in Triton 3.6: a TMA load outside a pipelined loop waits for its
-                # data before the next is issued, and a pointer load is moved into the MMA
-                # layout through shared memory behind a barrier -- docs/kernel.md.)
+            # The column halves in one loop. Straight-line (EPILOGUE_STAGES = 1, the loop fully
+            # unrolled): the second half's tiles are loaded once the first half is stored and
+            # its registers are free; in Triton 3.6 each TMA load outside a pipelined loop waits
+            # for its data before the next is issued. Pipelined (> 1): the loads become
+            # asynchronous copies into shared memory, a half's three in flight together and the
+            # second half's issued before the first half's update; both halves stay live.
+            for i in tl.range(0, SPLIT_N, num_stages=EPILOGUE_STAGES,
+                              loop_unroll_factor=SPLIT_N if EPILOGUE_STAGES == 1 else 1):
                 _apply_rule(
-                    acc_a, om, on_a, M, N, NB, w, master,
+                    tl.where(i == 0, acc_a, acc_b), om, on_a + i * HALF, M, N, NB, w, master,
                     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
                     UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                    NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
-                    TILE_TMA,
+                    NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
                 )
-                if SPLIT_N == 2:
-                    _apply_rule(
-                        acc_b, om, on_b, M, N, NB, w, master,
-                        s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                        UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                        NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE,
-                        TILE_TMA,
-                    )
