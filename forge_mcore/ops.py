@@ -270,14 +270,14 @@ def _kernel_constexprs(state: ForgeParamState | None, dy: torch.Tensor, allow_tf
     runs once per fused layer per backward, so its host time adds up."""
     key = ("constexprs", dy.dtype, allow_tf32, accum.dtype if accum is not None else None,
            grad_scale is not None, mainloop_only, interpreter_active())
-    cache = state.launch_cache if state is not None else _stateless_constexprs
+    cache = state.launch_cache if state is not None else _stateless_launch_cache
     if key not in cache:
         cache[key] = _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only)
     return key, cache[key]
 
 
-# Constexprs and launch plans of the modes without a state (accumulate, main loop only).
-_stateless_constexprs: dict[tuple, object] = {}
+# The launch cache of the modes without a state (accumulate, main loop only): constexprs, plans.
+_stateless_launch_cache: dict[tuple, object] = {}
 
 
 def _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only) -> dict:
@@ -315,9 +315,9 @@ def _build_constexprs(state, dy, allow_tf32, accum, grad_scale, mainloop_only) -
 class _Operands:
     """The mutable tensors of one launch (swapped for scratch copies while tuning).
 
-    cache: where tensor descriptors of the persistent tiles (weight, master, state
-    codes) are kept between launches: the weight's state's ``launch_cache``, or None
-    (scratch copies, accumulation buffers: built per launch).
+    cache: where launch data derived from the persistent tensors (weight, master, state
+    codes and scales) is kept between launches: the weight's state's ``launch_cache``, or
+    None (scratch copies while tuning, accumulate mode: built per launch).
     """
 
     weight: torch.Tensor
@@ -337,11 +337,6 @@ class _Operands:
             [(cut(p[0]), cut(p[1])) if p is not None else None for p in self.states],
             cut(self.accum), self.sumsq.clone(), self.nonfinite.clone(),
         )
-
-    def persistent_tiles(self) -> list[torch.Tensor]:
-        """The (out, in) tensors that live as long as the weight's state."""
-        return [t for t in [self.weight, self.master] + [p[0] for p in self.states if p is not None]
-                if t is not None]
 
 
 def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, allow_tf32, config,
@@ -376,7 +371,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
             grad_scale if grad_scale is not None else o.sumsq, *raw_args,
             rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
-        plans = o.cache if o.cache is not None else (_stateless_constexprs if state is None else {})
+        plans = o.cache if o.cache is not None else (_stateless_launch_cache if state is None else {})
         plan_key = ("plan", constexpr_key, cfg, slab_tma, tile_tma)
         plan = plans.get(plan_key)
         if plan is None:
@@ -488,15 +483,8 @@ def _tma_eligible(dy: torch.Tensor, x: torch.Tensor, o: "_Operands") -> tuple[bo
     hopper = dy.device.type == "cuda" and _hopper_or_newer(dy.device.index)
     if not (hopper or interpreter_active()):
         return False, False
-    persistent = o.persistent_tiles()
-    if o.cache is None:
-        tiles_ok = all(_tma_ok(t) for t in persistent)
-    else:
-        key = ("tma_ok", *[t.data_ptr() for t in persistent])  # fixed layouts: addresses suffice
-        tiles_ok = o.cache.get(key)
-        if tiles_ok is None:
-            tiles_ok = o.cache[key] = all(_tma_ok(t) for t in persistent)
-    return _tma_ok(dy) and _tma_ok(x), tiles_ok and _tma_ok(o.accum)
+    tiles = [o.weight, o.master, o.accum] + [pair[0] for pair in o.states if pair is not None]
+    return _tma_ok(dy) and _tma_ok(x), all(_tma_ok(t) for t in tiles)
 
 
 # The tuner times candidates on scratch copies of (at most) this many rows of

@@ -41,7 +41,7 @@ class LaunchPlan:
 
     constexprs: dict
     options: dict
-    key: tuple
+    key: tuple | None
     constexpr_values: tuple
 
 
