@@ -6,7 +6,7 @@
 #      torchao, optimi) and B (fused, vanilla, FORGE fp8, flashoptim, apollo, adalomo). Ratios are drawn
 #      within a group (each has its own fused-AdamW arm), and nothing else runs while they are timed.
 # Kind nvidia-h200-x2, carry [".whl"].
-# Writes under $OUT (8 files at most): gpu_tests.log host.jsonl peer_gpu0.log peer_gpu1.log
+# Writes under $OUT (8 files): gpu_tests.log host.jsonl peer_gpu0.log peer_gpu1.log
 #   peer_gpu0/e2e_peer.csv peer_gpu1/e2e_peer.csv e2e_peer.csv e2e_peer.png
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -40,4 +40,5 @@ grep -E "passed|failed|^FAILED|^E  " "$OUT/gpu_tests.log" | head -30
 grep -h '^\[peers\]' "$OUT"/peer_gpu*.log
 csvs=$(ls "$OUT"/peer_gpu*/e2e_peer.csv 2>/dev/null | paste -sd, -)
 [ -n "$csvs" ] && python3 -m forge_mcore.bench.e2e --report "$csvs" --out "$OUT" | grep -v matplotlib
+rm -f "$OUT"/peer_gpu*/e2e_peer.png  # the combined plot is enough; the tool returns 8 files at most
 echo "[nn_call.sh] $((SECONDS - T0)) s"
