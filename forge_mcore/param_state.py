@@ -40,8 +40,8 @@ class ForgeParamState:
     base_seed: int
     step: int = 0
     scalars: dict[str, float] = field(default_factory=dict)
-    # ``ops``' per-weight cache of what a launch derives from the persistent tensors
-    # (tensor descriptors, specializations): rebuilt on demand, never saved.
+    # ``ops``' per-weight cache of what a launch derives from this weight's persistent
+    # tensors (constexprs, launch plans, tile descriptors): rebuilt on demand, never saved.
     launch_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod

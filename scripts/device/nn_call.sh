@@ -2,20 +2,17 @@
 # Device call for [nn] #4 (and a check of [core]) on the two-GPU machine, one command, two phases:
 #   1. GPU 1: every GPU test (pytest -m gpu); beside it on GPU 0, host_overhead.py (fused vs FORGE:
 #      step, backward, host enqueue, kernel time; the tests' compiles share the host with it);
-#   2. when both are done, the peer table, one group per GPU: A (fused, FORGE bf16/int8, bitsandbytes,
-#      torchao, optimi) and B (fused, vanilla, FORGE fp8, flashoptim, apollo, adalomo). Ratios are drawn
-#      within a group (each has its own fused-AdamW arm), and nothing else runs while they are timed.
+#   2. when both are done, the peer table: scripts/device/peers.sh (group A on GPU 0, group B on GPU 1;
+#      ratios within a group), with nothing else running while it is timed.
 # Kind nvidia-h200-x2, carry [".whl"].
 # Writes under $OUT (8 files): gpu_tests.log host.jsonl peer_gpu0.log peer_gpu1.log
 #   peer_gpu0/e2e_peer.csv peer_gpu1/e2e_peer.csv e2e_peer.csv e2e_peer.png
 set -uo pipefail
-OUT=${OUT:-/tmp/out}
+export OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 T0=$SECONDS
 BUDGET=${BUDGET:-560}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
-  $(ls .whl/*.whl | grep -v megatron_core) 2>&1 | grep -v "as the 'root' user"
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
 left() { echo $((BUDGET - (SECONDS - T0))); }
 (
@@ -27,18 +24,9 @@ tests=$!
 CUDA_VISIBLE_DEVICES=0 timeout 200 python3 scripts/device/host_overhead.py fused forge-bf16 forge-int8 \
   > "$OUT/host.jsonl" 2> /tmp/host.err || tail -n 20 /tmp/host.err
 wait $tests
-export PYTHONPATH=/tmp/site:$PYTHONPATH
-CUDA_VISIBLE_DEVICES=0 python3 scripts/device/peers.py \
-  --arms "${ARMS_A:-fused,forge-bf16,forge-int8,bnb8bit,torchao8bit,optimi-release}" \
-  --budget "$(left)" --out "$OUT/peer_gpu0" > "$OUT/peer_gpu0.log" 2>&1 &
-a=$!
-CUDA_VISIBLE_DEVICES=1 python3 scripts/device/peers.py --arms "${ARMS_B:-fused,vanilla,forge-fp8,flashoptim,apollo,adalomo}" \
-  --budget "$(left)" --out "$OUT/peer_gpu1" > "$OUT/peer_gpu1.log" 2>&1
-wait $a
 cat "$OUT/host.jsonl"
 grep -E "passed|failed|^FAILED|^E  " "$OUT/gpu_tests.log" | head -30
-grep -h '^\[peers\]' "$OUT"/peer_gpu*.log
-csvs=$(ls "$OUT"/peer_gpu*/e2e_peer.csv 2>/dev/null | paste -sd, -)
-[ -n "$csvs" ] && python3 -m forge_mcore.bench.e2e --report "$csvs" --out "$OUT" | grep -v matplotlib
+# phase 2 is scripts/device/peers.sh (its groups A and B, one per GPU) with the time left
+BUDGET=$(left) bash scripts/device/peers.sh
 rm -f "$OUT"/peer_gpu*/e2e_peer.png  # the combined plot is enough; the tool returns 8 files at most
 echo "[nn_call.sh] $((SECONDS - T0)) s"
