@@ -287,7 +287,9 @@ def main(argv: list[str] | None = None) -> None:
     write_json(os.path.join(args.out, "ceilings.json"), {**asdict(ceilings), **environment()})
     print(f"ceilings: copy {ceilings.copy_gbps:.0f} GB/s, cuBLAS bf16 {ceilings.bf16_tflops:.0f} TFLOP/s", flush=True)
     csv_path = os.path.join(args.out, "kernel.csv")
+    sweep_path = os.path.join(args.out, "sweep.csv")
     sweep: list | None = [] if args.sweep else None
+    sweep_written = 0
     with open(csv_path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=FIELDS)
         writer.writeheader()
@@ -300,12 +302,15 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"{shape:>12} BT={bt:<6} {arm:<11} forge {cell.forge_ms:.4f} ms  base "
                           f"{cell.baseline_ms:.4f}  x{cell.speedup:.2f}  floor {cell.pct_floor:.0f}%  "
                           f"mainloop {cell.mainloop_eff:.0f}%", flush=True)
+                    if sweep:  # written cell by cell: a run cut short keeps what it timed
+                        with open(sweep_path, "a" if sweep_written else "w", newline="") as sf:
+                            sweep_writer = csv.DictWriter(sf, fieldnames=list(sweep[0]))
+                            if not sweep_written:
+                                sweep_writer.writeheader()
+                            sweep_writer.writerows(sweep[sweep_written:])
+                        sweep_written = len(sweep)
                     torch.cuda.empty_cache()
     if sweep:
-        with open(os.path.join(args.out, "sweep.csv"), "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(sweep[0]))
-            writer.writeheader()
-            writer.writerows(sweep)
         for row in sorted(sweep, key=lambda r: (r["shape"], r["bt"], r["arm"], r["forge_ms"])):
             print(f"sweep {row['shape']} BT={row['bt']} {row['arm']}: {row['forge_ms']:.4f} ms {row['config']}")
     print(write_report(csv_path, args.out))

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Device call for [core]/[perf] on the two-GPU machine (kind nvidia-h200-x2): every GPU test, and a
+# tile-config sweep (CONFIGS + CANDIDATES, graph-timed) split over both GPUs:
+#   GPU 1: pytest -m gpu (TEST_TIMEOUT), then the sweep of SHAPES1;
+#   GPU 0: the sweep of SHAPES0, alone on its GPU while it is timed.
+# Writes under $OUT (8 files): gpu_tests.log, gpu{0,1}/{kernel.csv,sweep.csv,kernel.log}, gpu0/ceilings.json.
+# Then, here: python -m forge_mcore.bench.kernel --winners DIR/gpu0/kernel.csv (sweep.csv beside it counts)
+# once a winning candidate has moved into configs.CONFIGS.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT/gpu0" "$OUT/gpu1"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-}
+T0=$SECONDS
+BUDGET=${BUDGET:-520}
+BTS=${BTS:-512,1024,4096}
+ARMS=${ARMS:-adamw-bf16,adamw-int8}
+SHAPES0=${SHAPES0:-4096x4096,1024x4096,12288x4096}
+SHAPES1=${SHAPES1:-4096x12288}
+
+sweep() {  # sweep GPU SHAPES SECONDS
+  CUDA_VISIBLE_DEVICES=$1 timeout "$3" python3 -m forge_mcore.bench.kernel --out /tmp/sweep$1 --sweep --reps 20 \
+    --shapes "$2" --bts "$BTS" --arms "$ARMS" > "$OUT/gpu$1/kernel.log" 2>&1
+  cp /tmp/sweep$1/kernel.csv /tmp/sweep$1/sweep.csv "$OUT/gpu$1/" 2>/dev/null
+}
+
+(
+  nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
+  # -n 4 --dist loadgroup: the LM-head cases share one worker (side by side they ran out of memory)
+  CUDA_VISIBLE_DEVICES=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout "${TEST_TIMEOUT:-240}" \
+    python3 -m pytest -m gpu tests/functional -q -p no:cacheprovider -n 4 --dist loadgroup --tb=short -rfE \
+    >> "$OUT/gpu_tests.log" 2>&1
+  echo "[sweep.sh] GPU tests done after $((SECONDS - T0)) s" >> "$OUT/gpu_tests.log"
+  sweep 1 "$SHAPES1" $((BUDGET - (SECONDS - T0)))
+) &
+gpu1=$!
+sweep 0 "$SHAPES0" "$BUDGET"
+cp /tmp/sweep0/ceilings.json "$OUT/gpu0/" 2>/dev/null
+wait $gpu1
+grep -E "passed|failed|^FAILED|^E  |\[sweep.sh\]" "$OUT/gpu_tests.log" | head -40
+grep -hE "^ +[0-9]+x[0-9]+ BT=" "$OUT"/gpu*/kernel.log
+echo "[sweep.sh] $((SECONDS - T0)) s"
