@@ -48,15 +48,20 @@ class TileConfig:
 # Curated base set (H100/H200, bf16 operands). Order is irrelevant: all are timed.
 # Small tiles and register caps buy CTAs per SM: with two or three resident, one
 # tile's epilogue (HBM-bound) runs beside another's main loop (tensor cores).
-# Measured on one H200 (docs/kernel.md, results/2026-11-30/session2/grid/sweep.csv): 64-row
-# tiles win at BT <= 1024, 128x128 capped at 128 registers at BT >= 4096, the L2
-# prefetch helps int8 moments; uncapped 128x128, 8-warp 64x128 and pointer tiles lost.
+# Measured on one H200 (docs/kernel.md; results/2026-11-30/session2/grid/sweep.csv and
+# session4/call1/gpu*/sweep.csv): 64-row tiles win at BT <= 1024, with the pipelined
+# epilogue (epilogue_stages=2: a half's weight/state loads issued together, the next
+# half's before this half's update) on 5 of 6 AdamW bf16 cells and, with the L2
+# prefetch, on every int8 cell there; 128x128 capped at 128 registers at BT >= 4096.
+# Uncapped 128x128, 8-warp 64x128, pointer tiles and a pipelined 128x128 epilogue lost.
 CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128),
     TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, prefetch=True),
     TileConfig(128, 128, 64, 8, 8, 2, split_n=2, maxnreg=128),
     TileConfig(64, 128, 64, 8, 4, 3, split_n=2),
     TileConfig(64, 128, 64, 8, 4, 3, split_n=2, prefetch=True),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=2),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, prefetch=True, epilogue_stages=2),
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2),
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2, prefetch=True),
     TileConfig(64, 64, 64, 8, 4, 3),
@@ -64,19 +69,10 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(64, 64, 64, 8, 4, 2, prefetch=True),
 )
 
-# Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` only, never by the
-# training-time tuner, until a GPU sweep has measured them and the GPU parity test has passed
-# (then they move into CONFIGS). The pipelined epilogue issues a half's weight/state loads
-# together and the next half's before this half's update (one memory latency per half
-# instead of three, per the offline SASS: scripts/compile_check.py --epilogue-stages 2),
-# at the price of registers (64x128: 168 -> 255 per thread).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=2),
-    TileConfig(64, 128, 64, 8, 4, 2, split_n=2, epilogue_stages=2),
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, prefetch=True, epilogue_stages=2),
-    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2),
-    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, epilogue_stages=2),
-)
+# Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
+# checked by the GPU parity test, never used by the training-time tuner until a sweep shows
+# them winning (then they move into CONFIGS). None at the moment.
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import forge_mcore as fm
-from forge_mcore.kernels.configs import CANDIDATES, TileConfig
+from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, TileConfig
 from forge_mcore.kernels.fused_wgrad import fused_wgrad_step_kernel
 from tests.unit.cases import RULE_CASES, case_id
 from tests.unit.test_fused_kernel import check_states, check_weights, run_both
@@ -57,11 +57,11 @@ def test_every_codec_and_store_on_gpu(codec, store):
                    steps=6, dtype=dtype)
 
 
-@pytest.mark.parametrize("config", CANDIDATES, ids=lambda c: f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}"
+@pytest.mark.parametrize("config", CONFIGS + CANDIDATES, ids=lambda c: f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}"
                          f"r{c.maxnreg}e{c.epilogue_stages}")
 @pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16"), ("fp32", "fp32_master")])
-def test_candidate_configs(config, codec, store):
-    """Tile configs under evaluation (the pipelined epilogue) before they may be tuned over."""
+def test_every_tile_config(config, codec, store):
+    """Every tile config the tuner may pick, and those under evaluation, at parity."""
     _run_and_check("adam", dict(lr=1e-3, amsgrad=True, weight_decay=0.01), codec, store, (1000, 700, 333),
                    config=config)
     _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, store, (4096, 4096, 512), config=config)
