@@ -24,8 +24,10 @@ fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
 * ``ep2`` (two GPUs): a MoE GPT (8 experts per layer, SequentialMLP) with
   deterministic round-robin routing; FORGE experts at EP=2 (dense weights stock)
   vs an all-local reference (stock, EP=1: every expert on every rank) and vs
-  stock at EP=2 (gate 1e-4 vs the reference; paper gate EP1 3.6e-5), then a
-  short run of FORGE experts with the learned top-k router.
+  stock at EP=2 (gate 1e-4 vs the reference; paper gate EP1 3.6e-5), in the fp32,
+  fp32-master and bf16-state recipes (in bf16-state the dense weights' bf16 gradient
+  all-reduce alone moves stock by ~3e-4 from its EP=1 reference), then a short run of
+  FORGE experts with the learned top-k router.
 * ``memory`` (two GPUs): a parameter-dominated cell (micro-batch 1, sequence 512,
   TP=2): peak memory (``max_memory_allocated`` after 3 warm-up steps) and median
   step time of 10 steps, arms run one after the other in this process. Gates:
@@ -580,7 +582,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "size allows: tp1 on 1 rank; tp2, tp2-sp, ep2, memory on 2)")
     parser.add_argument("--recipes", default="bf16-state,fp32-master", help=f"for the loss and memory cells, from "
                         f"{RECIPES}")
-    parser.add_argument("--ep-recipes", default="fp32,bf16-state", help="for the ep2 cell")
+    parser.add_argument("--ep-recipes", default="fp32,fp32-master,bf16-state", help="for the ep2 cell")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--learned-steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
