@@ -343,7 +343,6 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
                    mainloop_only=False):
     """Launch the kernel in step mode (``state`` given), accumulate mode (``state`` None;
     ``weight`` is then the accumulation buffer) or main-loop-only mode (benchmarks)."""
-    import triton
 
     from .kernels.fused_wgrad import fused_wgrad_step_kernel
 
@@ -365,7 +364,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
         tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
         tile_args, raw_args = tiles.persistent_args(o)
-        args = (
+        args = (  # positions in _STABLE_ARGS: the weight's own objects, the same at every step
             tiles.slab(dy_, cfg.block_m), tiles.slab(x, tiles.half), *tile_args,
             hyper, o.sumsq, o.nonfinite, tiles.tile(o.accum) if o.accum is not None else tile_args[0],
             grad_scale if grad_scale is not None else o.sumsq, *raw_args,
@@ -382,10 +381,11 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
                      SPLIT_N=cfg.split_n),
                 dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
                      **({"maxnreg": cfg.maxnreg} if cfg.maxnreg else {})),
+                stable=_STABLE_ARGS if o.cache is not None else frozenset(),
             )
         if launch_observer is not None:
             launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), plan.constexprs)
-        grid = (triton.cdiv(rows, cfg.block_m) * triton.cdiv(N, cfg.block_n),)
+        grid = (-(-rows // cfg.block_m) * -(-N // cfg.block_n),)  # triton.cdiv costs microseconds per call
         if interpreter_active():
             fused_wgrad_step_kernel[grid](*args, **plan.constexprs, **plan.options)
         else:
@@ -396,13 +396,18 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     launch(config, ops_, M, dy)
 
 
-def _launch_plan(constexprs: dict, options: dict):
+# The launch arguments a weight's cached plan sees as the same objects at every step: its
+# weight/master/state tiles (2-9), its scalars and telemetry (10-12), its raw pointers (15-18).
+_STABLE_ARGS = frozenset([*range(2, 13), *range(15, 19)])
+
+
+def _launch_plan(constexprs: dict, options: dict, stable: frozenset = frozenset()):
     """A ``LaunchPlan`` (the interpreter launches through ``JITFunction``-style keywords only)."""
     from .kernels.launch import LaunchPlan
 
     if interpreter_active():
         return LaunchPlan(constexprs, options, key=None, constexpr_values=())
-    return _direct_launcher().plan(constexprs, options)
+    return _direct_launcher().plan(constexprs, options, stable)
 
 
 @functools.cache

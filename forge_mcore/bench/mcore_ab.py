@@ -29,12 +29,14 @@ fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
   all-reduce alone moves stock by ~3e-4 from its EP=1 reference), then a short run of
   FORGE experts with the learned top-k router.
 * ``memory`` (two GPUs): a parameter-dominated cell (micro-batch 1, sequence 512,
-  TP=2): peak memory (``max_memory_allocated`` after 3 warm-up steps) and median
-  step time of 10 steps, arms run one after the other in this process. Gates:
+  TP=2): peak memory (``max_memory_allocated`` over ``--timed-steps`` steps after
+  ``--warmup``), stock first, then FORGE built beside it, each peak counted above
+  what was allocated before its arm was built (reported as ``baseline_bytes``);
+  then the median step time of both arms alternating step by step. Gates:
   stock peak - FORGE peak >= 80% of the fused weights' gradient bytes (as the
-  stock arm stores them), step time <= 1.05x stock. Each peak is taken above
-  what was allocated before its arm was built (reported as ``baseline_bytes``),
-  so memory the stock arm might leave behind cannot count against FORGE.
+  stock arm stores them), step time <= 1.05x stock. Counting above the baseline
+  means neither memory an earlier cell left behind nor the stock arm itself
+  counts against FORGE.
 
 The whole GPU run is one device call: ``bash scripts/device/mcore.sh`` on two
 GPUs (carry ``.whl`` from ``shared/device/wheels.sh mcore``). It runs, with
@@ -512,19 +514,23 @@ def cell_memory(ctx: Context) -> list[dict]:
         recipe = RECIPE[recipe_name]
         init_layout(ctx, tp=2)
         config = transformer_config(shape, recipe, tp=2, cpu=ctx.cpu)
-        measured = {}
+        measured, arms = {}, []
         fused_grad_bytes = 0
         for forge in (False, True):
-            # what is still allocated before the arm exists (earlier cells, or a leak of the stock arm)
+            # what is allocated before the arm exists (earlier cells; for FORGE, the stock arm, kept
+            # alive for the timing below): each peak is counted above it
             baseline = torch.cuda.memory_allocated() if torch.cuda.is_available() else 0
             arm = build_arm("forge" if forge else "stock", config, shape, recipe, forge, lr=ctx.args.lr,
-                            steps=ctx.args.warmup + ctx.args.timed_steps)
+                            steps=ctx.args.warmup + 2 * ctx.args.timed_steps)
             if not forge:  # gradient bytes of what FORGE fuses, as the stock arm's DDP buffers hold them
                 grad_size = 4 if recipe.mixed_precision or recipe.params_dtype == torch.float32 else 2
                 fused_grad_bytes = grad_size * _fusable_numel(arm.model)
-            measured[arm.name] = dict(_measure(arm, shape, ctx), baseline_bytes=baseline,
-                                      adamw=adamw_kinds(arm.optimizer), ddp_buffer_numel=ddp_buffer_numel(arm))
-            free(arm)
+            measured[arm.name] = dict(_peak(arm, shape, ctx, baseline), adamw=adamw_kinds(arm.optimizer),
+                                      ddp_buffer_numel=ddp_buffer_numel(arm))
+            arms.append(arm)
+        for name, timing in _time_interleaved(arms, shape, ctx).items():
+            measured[name].update(timing)
+        free(*arms)
         stock, forge = measured["stock"], measured["forge"]
         layout = f"TP=2 mbs={shape.micro_batch} seq={shape.seq}"
         # Each arm's peak above what was allocated before it was built: equal to the raw
@@ -554,21 +560,36 @@ def _fusable_numel(ddp) -> int:
                for p in m.parameters(recurse=False))
 
 
-def _measure(arm: Arm, shape: Shape, ctx: Context) -> dict:
-    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+def _peak(arm: Arm, shape: Shape, ctx: Context, baseline: int) -> dict:
+    """Peak allocated bytes over ``timed_steps`` steps after warm-up; ``peak_gb`` counts only
+    what lies above ``baseline`` (allocated before the arm was built)."""
     for step in range(ctx.args.warmup):
         train_step(arm, shape, step, ctx.device)
-    sync()
     if torch.cuda.is_available():
+        torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    times = []
     for step in range(ctx.args.warmup, ctx.args.warmup + ctx.args.timed_steps):
-        start = time.perf_counter()
         train_step(arm, shape, step, ctx.device)
-        sync()
-        times.append((time.perf_counter() - start) * 1e3)
     peak = torch.cuda.max_memory_allocated() if torch.cuda.is_available() else 0
-    return dict(peak_bytes=peak, peak_gb=peak / 2**30, step_ms=statistics.median(times), step_ms_all=times)
+    return dict(peak_bytes=peak, baseline_bytes=baseline, peak_gb=(peak - baseline) / 2**30)
+
+
+def _time_interleaved(arms: list[Arm], shape: Shape, ctx: Context) -> dict[str, dict]:
+    """Median step time per arm over ``timed_steps`` rounds, the arms alternating step by step
+    (and the order within a round too). Timed one after the other, the arms carried the host's
+    drift into their ratio: in session 4 the stock arm's steps fell from ~157 to ~129 ms
+    within ten steps."""
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    times: dict[str, list[float]] = {arm.name: [] for arm in arms}
+    first = ctx.args.warmup + ctx.args.timed_steps
+    for round_ in range(ctx.args.timed_steps):
+        for arm in arms if round_ % 2 == 0 else arms[::-1]:
+            sync()
+            start = time.perf_counter()
+            train_step(arm, shape, first + round_, ctx.device)
+            sync()
+            times[arm.name].append((time.perf_counter() - start) * 1e3)
+    return {name: dict(step_ms=statistics.median(t), step_ms_all=t) for name, t in times.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -586,7 +607,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--learned-steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--timed-steps", type=int, default=10)
+    parser.add_argument("--timed-steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--no-fp32-reference", dest="fp32_reference", action="store_false",
                         help="skip the all-fp32 reference arm of the loss cells (paper N.2's drift check)")

@@ -13,6 +13,12 @@ kernel's launcher directly, as torch inductor's generated code does. A new
 specialization goes through ``JITFunction.run`` once, which compiles or loads
 it. So a compiled kernel is reused exactly where Triton would reuse it.
 
+Arguments a plan marks ``stable`` (a weight's own tiles and scalars: the same
+objects at every launch of that weight) keep their specialization, and their
+TMA descriptors keep the encoding Triton's launcher would otherwise redo with
+``cuTensorMapEncodeTiled`` at every launch (``RawLaunch``); only dY and X, new
+at every backward, are specialized and encoded per call.
+
 Launch hooks (``triton.knobs.runtime.launch_enter_hook``, e.g. Proton) always
 take ``JITFunction.run``; ``FORGE_DIRECT_LAUNCH=0`` forces it everywhere. Not for
 the interpreter (its kernels are not ``JITFunction``s). Written against Triton
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -36,13 +42,18 @@ class LaunchPlan:
     constexprs: every constexpr by name; options: launch options (``num_warps``,
     ``num_stages``, ``maxnreg`` ...); key: the launcher's id of both (None: not made by a
     launcher); constexpr_values: the constexprs in parameter order (what the compiled
-    kernel's launcher takes).
+    kernel's launcher takes); stable: positions of runtime arguments that are the same
+    objects at every launch of this plan (checked by identity; only objects that live as
+    long as the plan belong there, since ``memo`` keeps them); memo: what the launcher
+    derived from them.
     """
 
     constexprs: dict
     options: dict
     key: tuple | None
     constexpr_values: tuple
+    stable: frozenset = frozenset()
+    memo: dict = field(default_factory=dict)
 
 
 class DirectLauncher:
@@ -65,14 +76,14 @@ class DirectLauncher:
         self._plan_ids: dict[tuple, int] = {}
         self.direct_launches = 0  # tests read it: the direct path really ran
 
-    def plan(self, constexprs: dict, options: dict) -> LaunchPlan:
+    def plan(self, constexprs: dict, options: dict, stable: frozenset = frozenset()) -> LaunchPlan:
         missing = [name for name in self.constexpr_names if name not in constexprs]
         if missing or len(constexprs) != len(self.constexpr_names):
             raise ValueError(f"constexprs must name exactly {self.constexpr_names}; missing {missing}")
         values = tuple(constexprs[name] for name in self.constexpr_names)
         # Interned to a small int: hashing the constexprs (JIT functions among them) per call costs microseconds.
         key = self._plan_ids.setdefault((values, tuple(sorted(options.items()))), len(self._plan_ids))
-        return LaunchPlan(dict(constexprs), dict(options), (key,), values)
+        return LaunchPlan(dict(constexprs), dict(options), (key,), values, frozenset(stable))
 
     def __call__(self, grid: tuple[int, ...], args: tuple, plan: LaunchPlan) -> None:
         if len(args) != self.runtime_count:
@@ -88,21 +99,27 @@ class DirectLauncher:
 
         device = driver.active.get_current_device()
         backend = self.kernel.device_caches[device][3]
-        key = (
-            device, plan.key, knobs.runtime.debug, knobs.compilation.instrumentation_mode,  # JITFunction.run's
-            tuple([native_specialize_impl(backend, a, False, True, True) for a in args]),
-        )
-        compiled = self._compiled.get(key)
-        if compiled is None:
+        memo = plan.memo
+        specs = []
+        for i, arg in enumerate(args):
+            hit = memo.get(i)
+            if hit is not None and hit[0] is arg:
+                specs.append(hit[1])
+                continue
+            spec = native_specialize_impl(backend, arg, False, True, True)  # what JITFunction.run's binder calls
+            if i in plan.stable:
+                memo[i] = (arg, spec)
+            specs.append(spec)
+        key = (device, plan.key, knobs.runtime.debug, knobs.compilation.instrumentation_mode, tuple(specs))
+        raw = self._compiled.get(key)
+        if raw is None:
             compiled = self.kernel[grid](*args, **plan.constexprs, **plan.options)
             if hasattr(compiled, "result"):  # asynchronous compilation mode
                 compiled = compiled.result()
-            self._compiled[key] = compiled
+            self._compiled[key] = RawLaunch(compiled)
             return
-        stream = driver.active.get_current_stream(device)
         grid = tuple(grid) + (1,) * (3 - len(grid))
-        compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
-                     None, None, None, *args, *plan.constexpr_values)
+        raw(grid, driver.active.get_current_stream(device), args, plan)
         self.direct_launches += 1
 
     @staticmethod
@@ -110,6 +127,64 @@ class DirectLauncher:
         if os.environ.get("FORGE_DIRECT_LAUNCH", "1") == "0":
             return False
         return no_launch_hooks() and torch.cuda.is_available()
+
+
+class RawLaunch:
+    """A compiled kernel, launched through its C launcher with the arguments already expanded.
+
+    Triton 3.6's ``CudaLauncher`` wraps the C launcher in a closure that expands every
+    ``TensorDescriptor`` argument (``make_tensordesc_arg``: a ``cuTensorMapEncodeTiled`` and
+    its shape and strides) at every launch. Here the expansion of a plan's stable
+    arguments is kept in its memo (the CUtensorMap encodes the base address, which a stable
+    argument never changes). Where the launcher does not have that shape (another Triton,
+    scratch memory to allocate) every launch goes through ``CompiledKernel.run`` as before.
+    """
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+        self.c_launch = None
+        runner = getattr(compiled, "run", None)
+        wrapper = getattr(runner, "launch", None)
+        closure = getattr(wrapper, "__closure__", None)
+        if closure is None or getattr(runner, "global_scratch_size", 1) or getattr(runner, "profile_scratch_size", 1):
+            return
+        cells = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in closure)))
+        if not {"launcher", "tensordesc_indices", "tensordesc_meta"} <= cells.keys():
+            return
+        from triton.backends.nvidia.driver import make_tensordesc_arg
+
+        self.make_tensordesc_arg = make_tensordesc_arg
+        self.c_launch = cells["launcher"]
+        meta = cells["tensordesc_meta"] or [None] * len(cells["tensordesc_indices"])
+        self.desc_meta = dict(zip(sorted(cells["tensordesc_indices"]), meta))  # argument position -> meta
+        self.head = (runner.launch_cooperative_grid, runner.launch_pdl, None, None,
+                     compiled.packed_metadata, None, None, None)  # no scratch, no launch metadata, no hooks
+
+    def __call__(self, grid: tuple, stream: int, args: tuple, plan: LaunchPlan) -> None:
+        compiled = self.compiled
+        if self.c_launch is None:
+            compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
+                         None, None, None, *args, *plan.constexpr_values)
+            return
+        final: list = []
+        memo = plan.memo
+        for i, arg in enumerate(args):
+            meta = self.desc_meta.get(i, False)
+            if meta is False:
+                final.append(arg)
+                continue
+            hit = memo.get((self, i))
+            # the encoding holds the base address: reused only while the descriptor's tensor has not moved
+            if hit is not None and hit[0] is arg and hit[1] == arg.base.data_ptr():
+                final.extend(hit[2])
+                continue
+            expanded = self.make_tensordesc_arg(arg, meta)
+            if i in plan.stable:
+                memo[(self, i)] = (arg, arg.base.data_ptr(), expanded)
+            final.extend(expanded)
+        # constexprs follow the runtime arguments; none of them is a descriptor
+        self.c_launch(grid[0], grid[1], grid[2], stream, compiled.function, *self.head, *final,
+                      *plan.constexpr_values)
 
 
 def no_launch_hooks() -> bool:

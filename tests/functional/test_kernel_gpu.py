@@ -57,8 +57,11 @@ def test_every_codec_and_store_on_gpu(codec, store):
                    steps=6, dtype=dtype)
 
 
-@pytest.mark.parametrize("config", CONFIGS + CANDIDATES, ids=lambda c: f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}"
-                         f"r{c.maxnreg}e{c.epilogue_stages}")
+def _config_id(c: TileConfig) -> str:
+    return f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
+
+
+@pytest.mark.parametrize("config", CONFIGS + CANDIDATES, ids=_config_id)
 @pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16"), ("fp32", "fp32_master")])
 def test_every_tile_config(config, codec, store):
     """Every tile config the tuner may pick, and those under evaluation, at parity."""

@@ -126,3 +126,70 @@ def test_launch_hooks_are_detected(monkeypatch):
     finally:
         knobs.runtime.launch_enter_hook.remove(print)
     assert no_launch_hooks()
+
+
+def test_stable_positions_name_the_weights_own_objects():
+    from forge_mcore import ops
+    from forge_mcore.kernels.fused_wgrad import fused_wgrad_step_kernel
+
+    names = {fused_wgrad_step_kernel.arg_names[i] for i in ops._STABLE_ARGS}
+    assert names == {"w", "master", "s0", "s0_scale_ptr", "s1", "s1_scale_ptr", "s2", "s2_scale_ptr",
+                     "hyper_ptr", "sumsq_ptr", "nonfinite_ptr", "w_raw", "s0_raw", "s1_raw", "s2_raw"}
+
+
+class FakeCudaLauncher:
+    """Triton 3.6's CudaLauncher around a logging C launcher: its ``launch`` is Triton's own
+    descriptor-expanding wrapper (``wrap_handle_tensordesc``)."""
+
+    global_scratch_size = profile_scratch_size = 0
+    launch_cooperative_grid = launch_pdl = False
+
+    def __init__(self, signature, log):
+        from triton.backends.nvidia.driver import wrap_handle_tensordesc
+
+        self.launch = wrap_handle_tensordesc(lambda *a: log.append(a), signature, None)
+
+    def __call__(self, gx, gy, gz, stream, function, *args):
+        self.launch(gx, gy, gz, stream, function, self.launch_cooperative_grid, self.launch_pdl, None, None, *args)
+
+
+def test_raw_launch_expands_like_triton_and_keeps_stable_encodings():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from forge_mcore.kernels.launch import LaunchPlan, RawLaunch
+
+    log = []
+    compiled = FakeCompiled(log)
+    compiled.run = FakeCudaLauncher({0: "tensordesc<bf16[16, 16]>", 1: "tensordesc<bf16[16, 16]>", 2: "i32",
+                                     3: "constexpr"}, log)
+    raw = RawLaunch(compiled)
+    assert raw.c_launch is not None
+    encoded = []
+    make = raw.make_tensordesc_arg
+    raw.make_tensordesc_arg = lambda arg, meta: encoded.append(arg) or make(arg, meta)
+    stable = TensorDescriptor.from_tensor(torch.zeros(32, 32, dtype=torch.bfloat16), [16, 16])
+    plan = LaunchPlan({}, {}, (0,), (7,), stable=frozenset([1]))
+
+    def fresh():
+        return TensorDescriptor.from_tensor(torch.zeros(32, 32, dtype=torch.bfloat16), [16, 16])
+
+    for _ in range(3):
+        args = (fresh(), stable, 5)
+        raw((2, 1, 1), 99, args, plan)
+        compiled.run(2, 1, 1, 99, compiled.function, compiled.packed_metadata, None, None, None, *args, 7)
+        ours, triton_s = log[-2], log[-1]
+        assert len(ours) == len(triton_s) and all(a is b or a == b for a, b in zip(ours, triton_s))
+    assert [a is stable for a in encoded] == [False, True, False, False]  # the stable one encoded once
+    stable.base = torch.zeros(32, 32, dtype=torch.bfloat16)  # its tensor moved: encoded again
+    raw((2, 1, 1), 99, (fresh(), stable, 5), plan)
+    assert [a is stable for a in encoded[4:]] == [False, True]
+
+
+def test_raw_launch_falls_back_without_triton_36_launcher():
+    from forge_mcore.kernels.launch import LaunchPlan, RawLaunch
+
+    log = []
+    raw = RawLaunch(FakeCompiled(log))
+    assert raw.c_launch is None
+    raw((1, 1, 1), 5, (1, 2), LaunchPlan({}, {}, (0,), (3,)))
+    assert log == [("direct", (1, 1, 1), 5, (1, 2, 3))]
