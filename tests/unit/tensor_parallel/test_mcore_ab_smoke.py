@@ -47,8 +47,13 @@ def test_mcore_ab_smoke_runs_every_two_rank_cell_and_resumes(tmp_path):
     drift = [r for r in rows if r["metric"] == "mean |loss - fp32 reference| stock/FORGE"]
     assert len(drift) == 4 and all(len(r["value"].split("/")) == 2 for r in drift), drift  # 2 cells x 2 recipes
     ddp = [r for r in rows if r["metric"] == "fused weights in megatron DDP/opt"]
-    assert len(ddp) == 6 and all(r["passed"] == "True" and r["value"].startswith("0/") for r in ddp), ddp
-    assert json.loads((out / "results.json").read_text())["attempted"] == ["tp2", "tp2-sp", "ep2", "memory"]
+    # tp2, tp2-sp x 2 recipes; ep2 x 3 recipes
+    assert len(ddp) == 7 and all(r["passed"] == "True" and r["value"].startswith("0/") for r in ddp), ddp
+    results = json.loads((out / "results.json").read_text())
+    assert results["attempted"] == ["tp2", "tp2-sp", "ep2", "memory"]
+    # the memory cell times both arms alternating, one step each per round (2 rounds under --smoke)
+    peaks = [r for r in results["rows"] if r["cell"] == "memory" and r["metric"] == "peak GB stock/FORGE"]
+    assert len(peaks) == 2 and all(len(r[arm]["step_ms_all"]) == 2 for r in peaks for arm in ("stock", "forge"))
 
 
 def test_load_previous_marks_an_attempted_cell_without_rows_unfinished(tmp_path):
