@@ -5,7 +5,7 @@
 #   call A: CELLS0=qwen3-0.6b:512,qwen3-0.6b:2048,qwen3-1.7b:512,qwen3-1.7b:2048 CELLS1=qwen3-4b:512,qwen3-4b:2048
 #   call B: CELLS0=qwen3-8b:2048 CELLS1=qwen3-14b:512   (14B: fused AdamW may not fit 141 GB; FORGE int8 must train)
 #   device call: kind nvidia-h200-x2, command `CELLS0=... CELLS1=... bash scripts/device/scale.sh`
-# Writes under $OUT: scale_gpu{0,1}.log and scale_gpu{0,1}/<model>_<seq>/e2e_scale.csv. Env: BUDGET (s, default 540),
+# Writes under $OUT: scale_gpu{0,1}.log, e2e_scale.csv (every cell's rows) and e2e_scale.png. Env: BUDGET (s, default 540),
 # ARMS (default forge-bf16,forge-int8; fused always runs first in each cell).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -32,4 +32,6 @@ wait $a
 grep -h '^\[peers\]' "$OUT"/scale_gpu*.log
 csvs=$(ls "$OUT"/scale_gpu*/*/e2e_scale.csv 2>/dev/null | paste -sd, -)
 [ -n "$csvs" ] && python3 -m forge_mcore.bench.e2e --report "$csvs" --out /tmp/scale_report | grep -v matplotlib
+# the device tool returns 8 files: keep the logs and one combined CSV + plot, not one pair per cell
+cp /tmp/scale_report/e2e_scale.csv /tmp/scale_report/e2e_scale.png "$OUT/" 2>/dev/null && rm -rf "$OUT"/scale_gpu0 "$OUT"/scale_gpu1
 echo "[scale.sh] $((SECONDS - T0)) s"
