@@ -8,6 +8,13 @@ profiled step, the summed device time of all kernels. Prints one JSON line per a
     python scripts/device/host_overhead.py            # device machine
     PROFILE=1 python scripts/device/host_overhead.py forge-bf16   # + where the host spends the backward
     MODEL=qwen3-tiny DEVICE=cpu python scripts/device/host_overhead.py vanilla forge-bf16   # CPU check
+    INTERLEAVE=1 python scripts/device/host_overhead.py fused forge-bf16   # step time, arms alternating
+
+With ``INTERLEAVE=1`` every arm is built in this process at once (fused AdamW and FORGE
+bf16 at Qwen3-8B: ~111 GB together) and the timed steps alternate between them, the
+order reversed each round: this host's speed drifts by 20-40% within a minute, and arms
+timed one after the other carry that drift into their ratio. Prints one JSON line per
+arm: the median step and every step.
 """
 
 from __future__ import annotations
@@ -172,7 +179,34 @@ class _NoBackward:
         pass
 
 
+def measure_interleaved(arms: list[str], model_name: str, device: str, steps: int = 20) -> list[dict]:
+    built = []
+    for arm in arms:
+        model = build_model(model_name, dtype=torch.bfloat16, device=device, seed=0)
+        model.config.use_cache = False
+        built.append((arm, model, _make_arm(arm, model)[0]))
+    batch = example_batch(built[0][1], 1, 512 if device == "cuda" else 8,
+                          generator=torch.Generator().manual_seed(0))
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    times: dict[str, list[float]] = {arm: [] for arm in arms}
+    for round_ in range(3 + steps):
+        for arm, model, step_fn in built if round_ % 2 == 0 else built[::-1]:
+            sync()
+            t0 = time.perf_counter()
+            step_fn(training_loss(model, batch))
+            sync()
+            if round_ >= 3:
+                times[arm].append((time.perf_counter() - t0) * 1e3)
+    return [{"arm": arm, "interleaved": True, "step_ms": statistics.median(t), "step_ms_all": [round(x, 2) for x in t]}
+            for arm, t in times.items()]
+
+
 if __name__ == "__main__":
     model_name, device = os.environ.get("MODEL", "qwen3-8b"), os.environ.get("DEVICE", "cuda")
-    for arm in sys.argv[1:] or ["fused", "forge-bf16"]:
-        print(json.dumps(measure(arm, model_name, device)), flush=True)
+    arms = sys.argv[1:] or ["fused", "forge-bf16"]
+    if os.environ.get("INTERLEAVE") == "1":
+        for row in measure_interleaved(arms, model_name, device):
+            print(json.dumps(row), flush=True)
+    else:
+        for arm in arms:
+            print(json.dumps(measure(arm, model_name, device)), flush=True)

@@ -31,3 +31,18 @@ def test_protocol_limits_are_enforced(capsys):
     with pytest.raises(SystemExit):
         e2e.parse_args(["--steps", "5"])
     assert "--steps >= 10" in capsys.readouterr().err
+
+
+def test_host_overhead_interleaved_mode_times_every_arm_each_round():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts", "device", "host_overhead.py")
+    env = {**os.environ, "INTERLEAVE": "1", "MODEL": "qwen3-tiny", "DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, script, "fused", "forge-bf16"], env=env, capture_output=True, text=True,
+                         timeout=240, check=True).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["arm"] for r in rows] == ["fused", "forge-bf16"]
+    assert all(r["interleaved"] and len(r["step_ms_all"]) == 20 and r["step_ms"] > 0 for r in rows)
