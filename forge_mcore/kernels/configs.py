@@ -51,7 +51,7 @@ class TileConfig:
 # Measured on one H200 (docs/kernel.md; results/2026-11-30/session2/grid/sweep.csv and
 # session4/call1/gpu*/sweep.csv): 64-row tiles win at BT <= 1024, with the pipelined
 # epilogue (epilogue_stages=2: a half's weight/state loads issued together, the next
-# half's before this half's update) on 5 of 6 AdamW bf16 cells and, with the L2
+# half's before this half's update) on 6 of 8 AdamW bf16 cells and, with the L2
 # prefetch, on every int8 cell there; 128x128 capped at 128 registers at BT >= 4096.
 # Uncapped 128x128, 8-warp 64x128, pointer tiles and a pipelined 128x128 epilogue lost.
 CONFIGS: tuple[TileConfig, ...] = (
