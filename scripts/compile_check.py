@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import forge_mcore as fm  # noqa: E402
 from forge_mcore import ops  # noqa: E402
 from forge_mcore.kernels import fused_wgrad  # noqa: E402
-from forge_mcore.kernels.configs import CONFIGS  # noqa: E402
+from forge_mcore.kernels.configs import CANDIDATES, CONFIGS  # noqa: E402
 
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
 results: list[str] = []
@@ -86,6 +86,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--all-configs", action="store_true", help="every committed tile config, not two")
+    p.add_argument("--candidates", action="store_true", help="the configs under evaluation (configs.CANDIDATES)")
     p.add_argument("--sass", action="store_true", help="also print a static SASS instruction histogram")
     p.add_argument("--epilogue-stages", type=int, default=None,
                    help="compile the configs with this TileConfig.epilogue_stages instead of their own")
@@ -111,10 +112,13 @@ def main() -> None:
                     state = fm.ForgeParamState.create(w, rule, {}, codec, store)
                     dy = torch.zeros(64, 256, dtype=torch.bfloat16 if wdtype == torch.bfloat16 else torch.float32)
                     x = torch.zeros(64, 512, dtype=dy.dtype)
-                    for cfg in (CONFIGS if args.all_configs else (CONFIGS[0], CONFIGS[3], CONFIGS[-1])):
+                    configs = CANDIDATES if args.candidates else CONFIGS if args.all_configs else (
+                        CONFIGS[0], CONFIGS[3], CONFIGS[-1])
+                    for cfg in configs:
                         if args.epilogue_stages is not None:
                             cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
-                        label = f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
+                        label = (f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
+                                 f" e{cfg.epilogue_stages} p{cfg.persistent}")
                         try:
                             ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()),
                                                  backend="triton", config=cfg)

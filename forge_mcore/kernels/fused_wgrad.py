@@ -20,6 +20,11 @@ Two modes share the main loop (``MODE``):
 * ``MODE_MAINLOOP``: the main loop alone, its tile reduced to one atomic so it
   is not optimized away -- the benchmark's "epilogue compiled out" arm.
 
+``PERSISTENT`` launches a few programs per SM that walk the tiles in one loop,
+flattened by Triton with the main loop inside it (a sweep-only candidate for
+now, ``configs.CANDIDATES``): the next tile's slab loads can then be issued
+while this tile's epilogue runs.
+
 ``HAS_GRAD_SCALE`` multiplies the gradient by a device scalar before the rule
 (a clipping coefficient, a loss or data-parallel scale) without a recompile.
 
@@ -42,10 +47,9 @@ MODE_MAINLOOP = 2
 
 
 @triton.jit
-def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+def _tile_ids(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     # Grouped order: GROUP_M row-tiles walk the columns together, so the dY
     # slabs they share stay in L2 while the X slabs stream.
-    pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
@@ -109,7 +113,35 @@ def _apply_rule(
 
 
 @triton.jit
-def fused_wgrad_step_kernel(
+def _epilogue(
+    acc_a, acc_b, om, on_a, M, N, NB, w, master,
+    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+    UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
+    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
+    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
+    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
+    HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr, SPLIT_N: tl.constexpr, EPILOGUE_STAGES: tl.constexpr,
+):
+    # The column halves in one loop. Straight-line (EPILOGUE_STAGES = 1, the loop fully
+    # unrolled): the second half's tiles are loaded once the first half is stored and
+    # its registers are free; in Triton 3.6 each TMA load outside a pipelined loop waits
+    # for its data before the next is issued. Pipelined (> 1): the loads become
+    # asynchronous copies into shared memory, a half's three in flight together and the
+    # second half's issued before the first half's update; both halves stay live.
+    HALF: tl.constexpr = acc_a.shape[1]
+    for i in tl.range(0, SPLIT_N, num_stages=EPILOGUE_STAGES,
+                      loop_unroll_factor=SPLIT_N if EPILOGUE_STAGES == 1 else 1):
+        _apply_rule(
+            tl.where(i == 0, acc_a, acc_b), om, on_a + i * HALF, M, N, NB, w, master,
+            s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+            UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
+            NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
+        )
+
+
+@triton.jit
+def _fused_tile(
+    tile_id,
     dy, x, w, master,
     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr,
@@ -125,7 +157,7 @@ def fused_wgrad_step_kernel(
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
-    EPILOGUE_STAGES: tl.constexpr,
+    EPILOGUE_STAGES: tl.constexpr, PERSISTENT: tl.constexpr,
 ):
     # dy, x: TMA descriptors (SLAB_TMA) or plain pointers; w, master, s0..s2, accum:
     # descriptors (TILE_TMA) or pointers. w_raw (the master where there is one), s0_raw..s2_raw:
@@ -133,7 +165,7 @@ def fused_wgrad_step_kernel(
     # SPLIT_N = 2 keeps the tile's two column halves in separate accumulators, so
     # the epilogue's working set (weight, states, temporaries) is half a tile.
     HALF: tl.constexpr = BLOCK_N // SPLIT_N
-    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    pid_m, pid_n = _tile_ids(tile_id, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     om = pid_m * BLOCK_M
     on_a = pid_n * BLOCK_N
     on_b = on_a + HALF
@@ -206,22 +238,71 @@ def fused_wgrad_step_kernel(
         if SPLIT_N == 2:
             sq += acc_b * acc_b
         tile_sumsq = tl.sum(tl.sum(sq, axis=1), axis=0)
-        if not (tile_sumsq < float("inf")):
-            tl.atomic_add(nonfinite_ptr, 1)
-        else:
-            # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
-            tl.atomic_add(sumsq_ptr, tile_sumsq)
-            # The column halves in one loop. Straight-line (EPILOGUE_STAGES = 1, the loop fully
-            # unrolled): the second half's tiles are loaded once the first half is stored and
-            # its registers are free; in Triton 3.6 each TMA load outside a pipelined loop waits
-            # for its data before the next is issued. Pipelined (> 1): the loads become
-            # asynchronous copies into shared memory, a half's three in flight together and the
-            # second half's issued before the first half's update; both halves stay live.
-            for i in tl.range(0, SPLIT_N, num_stages=EPILOGUE_STAGES,
-                              loop_unroll_factor=SPLIT_N if EPILOGUE_STAGES == 1 else 1):
-                _apply_rule(
-                    tl.where(i == 0, acc_a, acc_b), om, on_a + i * HALF, M, N, NB, w, master,
+        # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
+        if PERSISTENT:
+            # Triton 3.6's nested-loop fusion (the persistent loop's flatten) fails on an
+            # if/else here: both atomics unconditional, the epilogue under `if` alone.
+            finite = tile_sumsq < float("inf")
+            tl.atomic_add(nonfinite_ptr, 1 - finite.to(tl.int32))
+            tl.atomic_add(sumsq_ptr, tl.where(finite, tile_sumsq, 0.0))
+            if finite:
+                _epilogue(
+                    acc_a, acc_b, om, on_a, M, N, NB, w, master,
                     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
                     UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
                     NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
+                    SPLIT_N, EPILOGUE_STAGES,
                 )
+        elif not (tile_sumsq < float("inf")):
+            tl.atomic_add(nonfinite_ptr, 1)
+        else:
+            tl.atomic_add(sumsq_ptr, tile_sumsq)
+            _epilogue(
+                acc_a, acc_b, om, on_a, M, N, NB, w, master,
+                s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
+                UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
+                NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
+                SPLIT_N, EPILOGUE_STAGES,
+            )
+
+
+@triton.jit
+def fused_wgrad_step_kernel(
+    dy, x, w, master,
+    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
+    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr,
+    w_raw, s0_raw, s1_raw, s2_raw,
+    M, N, K, NB,
+    stride_dyk, stride_dym, stride_xk, stride_xn,
+    UPDATE: tl.constexpr, VARIANT: tl.constexpr,
+    STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
+    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
+    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
+    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
+    DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
+    MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
+    EPILOGUE_STAGES: tl.constexpr, PERSISTENT: tl.constexpr,
+):
+    # One output tile per program, or (PERSISTENT) a grid of a few programs per SM, each
+    # walking tiles pid, pid + programs, ... in one loop that Triton flattens with the main
+    # loop inside it, so the next tile's first slab loads are issued during this tile's
+    # epilogue. Two calls of one tile body: a one-trip loop would change the common case.
+    if PERSISTENT:
+        num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile_id in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=True):
+            _fused_tile(tile_id, dy, x, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr,
+                        sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr, w_raw, s0_raw, s1_raw, s2_raw, M, N, K, NB,
+                        stride_dyk, stride_dym, stride_xk, stride_xn, UPDATE, VARIANT, STATE_LOAD, STATE_STORE,
+                        HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE,
+                        SEED_INDEX, DOT_PRECISION, WIDEN_BF16, MODE, HAS_ACCUM, ACCUM_BF16, HAS_GRAD_SCALE, BLOCK_M,
+                        BLOCK_N, BLOCK_K, GROUP_M, SPLIT_N, SLAB_TMA, TILE_TMA, PREFETCH, EPILOGUE_STAGES,
+                        PERSISTENT)
+    else:
+        _fused_tile(tl.program_id(0), dy, x, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
+                    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr, w_raw, s0_raw, s1_raw, s2_raw, M, N,
+                    K, NB, stride_dyk, stride_dym, stride_xk, stride_xn, UPDATE, VARIANT, STATE_LOAD, STATE_STORE,
+                    HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX,
+                    DOT_PRECISION, WIDEN_BF16, MODE, HAS_ACCUM, ACCUM_BF16, HAS_GRAD_SCALE, BLOCK_M, BLOCK_N,
+                    BLOCK_K, GROUP_M, SPLIT_N, SLAB_TMA, TILE_TMA, PREFETCH, EPILOGUE_STAGES, PERSISTENT)
