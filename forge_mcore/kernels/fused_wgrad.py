@@ -288,7 +288,9 @@ def fused_wgrad_step_kernel(
     # One output tile per program, or (PERSISTENT) a grid of a few programs per SM, each
     # walking tiles pid, pid + programs, ... in one loop that Triton flattens with the main
     # loop inside it, so the next tile's first slab loads are issued during this tile's
-    # epilogue. Two calls of one tile body: a one-trip loop would change the common case.
+    # epilogue. Two calls of one tile body (and so its parameter list twice): the body in a
+    # one-trip loop instead changed registers and spills of the production variants
+    # (scripts/compile_check.py --quick --all-configs --sass, session 4); this form does not.
     if PERSISTENT:
         num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
         for tile_id in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=True):
