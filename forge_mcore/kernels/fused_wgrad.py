@@ -239,24 +239,17 @@ def _fused_tile(
             sq += acc_b * acc_b
         tile_sumsq = tl.sum(tl.sum(sq, axis=1), axis=0)
         # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
+        finite = tile_sumsq < float("inf")
         if PERSISTENT:
-            # Triton 3.6's nested-loop fusion (the persistent loop's flatten) fails on an
-            # if/else here: both atomics unconditional, the epilogue under `if` alone.
-            finite = tile_sumsq < float("inf")
+            # Triton 3.6's nested-loop fusion (the flattened persistent loop) fails on an
+            # if/else here: both atomics unconditional, the count adding 0 or 1.
             tl.atomic_add(nonfinite_ptr, 1 - finite.to(tl.int32))
             tl.atomic_add(sumsq_ptr, tl.where(finite, tile_sumsq, 0.0))
-            if finite:
-                _epilogue(
-                    acc_a, acc_b, om, on_a, M, N, NB, w, master,
-                    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                    UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
-                    NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
-                    SPLIT_N, EPILOGUE_STAGES,
-                )
-        elif not (tile_sumsq < float("inf")):
+        elif not finite:
             tl.atomic_add(nonfinite_ptr, 1)
         else:
             tl.atomic_add(sumsq_ptr, tile_sumsq)
+        if finite:
             _epilogue(
                 acc_a, acc_b, om, on_a, M, N, NB, w, master,
                 s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
