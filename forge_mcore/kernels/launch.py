@@ -85,14 +85,15 @@ class DirectLauncher:
         key = self._plan_ids.setdefault((values, tuple(sorted(options.items()))), len(self._plan_ids))
         return LaunchPlan(dict(constexprs), dict(options), (key,), values, frozenset(stable))
 
-    def __call__(self, grid: tuple[int, ...], args: tuple, plan: LaunchPlan) -> None:
+    def __call__(self, grid: tuple[int, ...], args: tuple, plan: LaunchPlan) -> "RawLaunch | None":
+        """Launch; return the ``RawLaunch`` that ran it, or None where ``JITFunction.run`` did."""
         if len(args) != self.runtime_count:
             raise ValueError(f"expected {self.runtime_count} runtime arguments, got {len(args)}")
         if plan.key is None:
             raise ValueError("this LaunchPlan was not made by DirectLauncher.plan()")
         if not self._direct_allowed():
             self.kernel[grid](*args, **plan.constexprs, **plan.options)
-            return
+            return None
         from triton import knobs
         from triton._C.libtriton import native_specialize_impl
         from triton.runtime.driver import driver
@@ -117,10 +118,11 @@ class DirectLauncher:
             if hasattr(compiled, "result"):  # asynchronous compilation mode
                 compiled = compiled.result()
             self._compiled[key] = RawLaunch(compiled)
-            return
+            return None
         grid = tuple(grid) + (1,) * (3 - len(grid))
         raw(grid, driver.active.get_current_stream(device), args, plan)
         self.direct_launches += 1
+        return raw
 
     @staticmethod
     def _direct_allowed() -> bool:
@@ -167,24 +169,71 @@ class RawLaunch:
                          None, None, None, *args, *plan.constexpr_values)
             return
         final: list = []
-        memo = plan.memo
         for i, arg in enumerate(args):
-            meta = self.desc_meta.get(i, False)
-            if meta is False:
-                final.append(arg)
-                continue
-            hit = memo.get((self, i))
-            # the encoding holds the base address: reused only while the descriptor's tensor has not moved
-            if hit is not None and hit[0] is arg and hit[1] == arg.base.data_ptr():
-                final.extend(hit[2])
-                continue
-            expanded = self.make_tensordesc_arg(arg, meta)
-            if i in plan.stable:
-                memo[(self, i)] = (arg, arg.base.data_ptr(), expanded)
-            final.extend(expanded)
+            final.extend(self._expand(i, arg, plan))
         # constexprs follow the runtime arguments; none of them is a descriptor
         self.c_launch(grid[0], grid[1], grid[2], stream, compiled.function, *self.head, *final,
                       *plan.constexpr_values)
+
+    def _expand(self, i: int, arg: Any, plan: LaunchPlan) -> list:
+        """Argument ``i`` as the C launcher takes it (a descriptor: its encoding, shape, strides)."""
+        meta = self.desc_meta.get(i, False)
+        if meta is False:
+            return [arg]
+        memo = plan.memo
+        hit = memo.get((self, i))
+        # the encoding holds the base address: reused only while the descriptor's tensor has not moved
+        if hit is not None and hit[0] is arg and hit[1] == arg.base.data_ptr():
+            return hit[2]
+        expanded = self.make_tensordesc_arg(arg, meta)
+        if i in plan.stable:
+            memo[(self, i)] = (arg, arg.base.data_ptr(), expanded)
+        return expanded
+
+    def bind(self, grid: tuple, args: tuple, plan: LaunchPlan, varying: tuple[int, ...]) -> "BoundLaunch | None":
+        """This launch with every argument expanded once but those at ``varying`` positions
+        (None where the C launcher is not reachable)."""
+        return BoundLaunch(self, grid, args, plan, varying) if self.c_launch is not None else None
+
+
+class BoundLaunch:
+    """A ``RawLaunch`` frozen but for the arguments at a few positions, which each call passes.
+
+    ``bound(stream, *values)`` launches with ``values`` at the ``varying`` positions. A
+    value must have the shape, strides and dtype of the argument bound there (for a
+    descriptor position: of the descriptor's tensor, and the same 16-byte alignment; for a
+    pointer: the same alignment, which Triton specializes on): the caller checks that,
+    this class only swaps base addresses. A descriptor position is re-encoded from the
+    bound descriptor with its base replaced, through Triton's own ``make_tensordesc_arg``.
+    This is the launch path of a step repeated every iteration (``ops``' replay): nothing is
+    validated, specialized or looked up per call.
+    """
+
+    def __init__(self, raw: RawLaunch, grid: tuple, args: tuple, plan: LaunchPlan, varying: tuple[int, ...]) -> None:
+        import dataclasses
+
+        self.c_launch, self.head, self.make_tensordesc_arg = raw.c_launch, raw.head, raw.make_tensordesc_arg
+        self.grid, self.function, self.constexpr_values = tuple(grid), raw.compiled.function, plan.constexpr_values
+        self.flat: list = []
+        self.slots: list[tuple[int, Any, Any]] = []  # (flat position, descriptor or None, its meta)
+        for i, arg in enumerate(args):
+            expanded = raw._expand(i, arg, plan)
+            if i in varying:
+                meta = raw.desc_meta.get(i, False)
+                desc = dataclasses.replace(arg) if meta is not False else None  # ours: its base is swapped per call
+                self.slots.append((len(self.flat), desc, meta))
+            self.flat.extend(expanded)
+
+    def __call__(self, stream: int, *values: Any) -> None:
+        flat = self.flat.copy()
+        for (pos, desc, meta), value in zip(self.slots, values):
+            if desc is None or meta is None:  # a pointer, or an unencoded descriptor (its base comes first)
+                flat[pos] = value
+            else:
+                desc.base = value
+                flat[pos] = self.make_tensordesc_arg(desc, meta)[0]
+        grid = self.grid
+        self.c_launch(grid[0], grid[1], grid[2], stream, self.function, *self.head, *flat, *self.constexpr_values)
 
 
 def no_launch_hooks() -> bool:

@@ -11,9 +11,10 @@ the GPU never paces the host. Each arm times the host side of forward and of bac
   forge_nolaunch  the same with the kernel launch itself replaced by nothing
   forge_noengine  the same with engine.backward replaced by nothing (Function + dX only)
 
-Then the pieces of one launch (µs per call): ``ops.fused_wgrad_step`` alone, building one
-TensorDescriptor, encoding it (``make_tensordesc_arg``), and Triton's specialization of one
-argument. Prints JSON lines and a cProfile of one FORGE backward.
+Then the pieces of one launch (µs per call): ``ops.fused_wgrad_step`` alone, through its
+replay and through the full path, the bound launch alone, building one TensorDescriptor,
+encoding it (``make_tensordesc_arg``), and Triton's specialization of one argument. Prints
+JSON lines and a cProfile of one FORGE backward.
 
     python scripts/device/host_micro.py            # device machine
     DEVICE=cpu REPS=3 python scripts/device/host_micro.py   # CPU smoke (torch backend; no launch pieces)
@@ -164,7 +165,6 @@ def per_call_us(fn, n: int = 2000) -> float:
 
 def launch_pieces(model, opt, emit) -> None:
     from triton._C.libtriton import native_specialize_impl
-    from triton.backends.nvidia.driver import make_tensordesc_arg
     from triton.runtime.driver import driver
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -178,17 +178,27 @@ def launch_pieces(model, opt, emit) -> None:
     def step():
         ops.fused_wgrad_step(dy, x, handle.weight, handle.state, hyper, telemetry=telemetry)
 
-    emit("piece_fused_wgrad_step", us=per_call_us(step, 500))
+    emit("piece_fused_wgrad_step_replay", us=per_call_us(step, 500))
+    ops.launch_observer = lambda *args: None  # forces the full path
+    try:
+        emit("piece_fused_wgrad_step_full", us=per_call_us(step, 500))
+    finally:
+        ops.launch_observer = None
+    replay = handle.state.launch_cache.get(ops._Replay)
+    if replay is not None:
+        stream = torch._C._cuda_getCurrentRawStream(dy.get_device())
+        emit("piece_bound_launch", us=per_call_us(lambda: replay.bound(stream, dy, x, telemetry.sumsq), 500))
+        desc, meta = next(((d, m) for _, d, m in replay.bound.slots if d is not None), (None, None))
+        if meta:
+            emit("piece_make_tensordesc_arg", us=per_call_us(lambda: replay.bound.make_tensordesc_arg(desc, meta)))
     backend = ops._direct_launcher().kernel.device_caches[torch.cuda.current_device()][3]
     emit("piece_descriptor_from_tensor", us=per_call_us(lambda: TensorDescriptor.from_tensor(dy, [64, 64])))
-    desc = TensorDescriptor.from_tensor(dy, [64, 64])
-    meta = {"swizzle": 3, "elem_size": 2, "elem_type": 5, "block_size": [64, 64], "fp4_padded": False}
-    emit("piece_make_tensordesc_arg", us=per_call_us(lambda: make_tensordesc_arg(desc, meta)))
-    for name, arg in (("tensor", dy), ("descriptor", desc), ("int", 4096)):
+    for name, arg in (("tensor", dy), ("int", 4096)):
         specialize = lambda arg=arg: native_specialize_impl(backend, arg, False, True, True)  # noqa: E731
         emit(f"piece_specialize_{name}", us=per_call_us(specialize))
     emit("piece_current_stream", us=per_call_us(lambda: driver.active.get_current_stream(0)))
-    emit("piece_empty_matmul", us=per_call_us(lambda: dy @ handle.weight))
+    emit("piece_matmul", us=per_call_us(lambda: dy @ handle.weight))
+    torch.cuda.synchronize()
 
 
 if __name__ == "__main__":

@@ -33,3 +33,22 @@ def test_backward_never_synchronizes():
         torch.cuda.set_sync_debug_mode("default")
     opt.step()
     assert opt.engine.managed, "nothing was fused"
+
+
+@pytest.mark.parametrize("name", ["qwen3-tiny", "gpt2-tiny"])
+def test_trains_like_torch_adamw_on_gpu(name):
+    """patch() on CUDA (the Triton kernel, its replayed launches from the third step on,
+    GPT-2's transposed weights) against torch.optim.AdamW, fp32 weights and states."""
+    from tests.unit.nn.reference import HP, assert_weights_close, batches, noise_only_coordinates, train
+
+    ref, model = (build_model(name, device="cuda") for _ in range(2))
+    data = batches(ref, 12)
+    skip = noise_only_coordinates(ref, data)
+    ref_opt = torch.optim.AdamW(ref.parameters(), **HP)
+    opt = forge_mcore.patch(model, state_dtype="fp32", clip="none", **HP)
+    replays = forge_mcore.ops.launch_counts["replay"]
+    ref_losses = train(ref, ref_opt, data)
+    losses = train(model, opt, data)
+    assert losses == pytest.approx(ref_losses, rel=1e-4)
+    assert_weights_close(ref, model, rtol=1e-4, what=name, skip=skip)
+    assert forge_mcore.ops.launch_counts["replay"] - replays >= (len(data) - 2) * len(opt.engine.managed)

@@ -193,3 +193,56 @@ def test_raw_launch_falls_back_without_triton_36_launcher():
     assert raw.c_launch is None
     raw((1, 1, 1), 5, (1, 2), LaunchPlan({}, {}, (0,), (3,)))
     assert log == [("direct", (1, 1, 1), 5, (1, 2, 3))]
+
+
+def _bound_setup(log):
+    from forge_mcore.kernels.launch import LaunchPlan, RawLaunch
+
+    compiled = FakeCompiled(log)
+    compiled.run = FakeCudaLauncher({0: "tensordesc<bf16[16, 16]>", 1: "tensordesc<bf16[16, 16]>", 2: "*fp32",
+                                     3: "i32", 4: "constexpr"}, log)
+    return compiled, RawLaunch(compiled), LaunchPlan({}, {}, (0,), (7,), stable=frozenset([1]))
+
+
+def _desc(t):
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor.from_tensor(t, [16, 16])
+
+
+def test_bound_launch_equals_a_full_launch_with_the_new_varying_arguments():
+    log = []
+    compiled, raw, plan = _bound_setup(log)
+    stable, scale = _desc(torch.zeros(32, 32, dtype=torch.bfloat16)), torch.zeros(1)
+    bound = raw.bind((2, 1, 1), (_desc(torch.zeros(32, 32, dtype=torch.bfloat16)), stable, scale, 5), plan, (0, 2))
+    for _ in range(3):
+        dy, new_scale = torch.randn(32, 32).bfloat16(), torch.zeros(1)
+        bound(99, dy, new_scale)
+        compiled.run(2, 1, 1, 99, compiled.function, compiled.packed_metadata, None, None, None,
+                     _desc(dy), stable, new_scale, 5, 7)
+        ours, triton_s = log[-2], log[-1]
+        assert len(ours) == len(triton_s) and all(a is b or a == b for a, b in zip(ours, triton_s))
+        assert any(a is dy for a in ours) and any(a is new_scale for a in ours)
+
+
+def test_bound_launch_reencodes_only_its_varying_descriptors():
+    log, encoded = [], []
+    compiled, raw, plan = _bound_setup(log)
+    # as on a GPU: encoded descriptors (a fake encoding that records the base it was given)
+    raw.desc_meta = {0: "meta", 1: "meta"}
+    raw.make_tensordesc_arg = lambda d, meta: encoded.append(d.base) or [("map", d.base.data_ptr()), *d.shape,
+                                                                           *d.strides]
+    first, stable = torch.zeros(32, 32, dtype=torch.bfloat16), torch.zeros(32, 32, dtype=torch.bfloat16)
+    bound = raw.bind((2, 1, 1), (_desc(first), _desc(stable), torch.zeros(1), 5), plan, (0, 2))
+    assert [t is first for t in encoded] == [True, False]  # each encoded once while binding
+    dy = torch.zeros(32, 32, dtype=torch.bfloat16)
+    bound(99, dy, torch.zeros(1))
+    assert len(encoded) == 3 and encoded[-1] is dy
+    maps = [a for a in log[-1] if isinstance(a, tuple) and a[:1] == ("map",)]
+    assert maps == [("map", dy.data_ptr()), ("map", stable.data_ptr())]
+
+
+def test_raw_launch_without_c_launcher_cannot_bind():
+    from forge_mcore.kernels.launch import LaunchPlan, RawLaunch
+
+    assert RawLaunch(FakeCompiled([])).bind((1, 1, 1), (1,), LaunchPlan({}, {}, (0,), ()), (0,)) is None

@@ -274,3 +274,95 @@ def test_no_tokens_applies_the_gradient_free_update():
     fm.fused_wgrad_step(dy, x, w_ref, s_ref, s_ref.prepare_step(g), backend="torch")
     assert not torch.equal(w, torch.randn(72, 192, generator=torch.Generator().manual_seed(3)))
     assert_close_verbose(w, w_ref, rtol=1e-6, atol=0.0, what="weight")
+
+
+# ---- the replay: a weight's validated step repeated for dY/X of the same layout -------------
+
+class _FakeBound:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, stream, *values):
+        self.calls.append((stream, values))
+
+
+def _misaligned(shape, dtype=torch.bfloat16):
+    numel = int(torch.Size(shape).numel())
+    return torch.zeros(numel + 8, dtype=dtype)[1:1 + numel].view(shape)  # 2 bytes off a 16-byte boundary
+
+
+@pytest.fixture
+def replay_case(monkeypatch):
+    """A replay recorded from CPU tensors (the device checks see CPU as the current device)."""
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 7, raising=False)
+    w, state, g, _ = _setup("adamw", "bf16", "bf16")
+    hyper, tel = state.prepare_step(g), ops.StepTelemetry.zeros("cpu")
+    dy, x = torch.randn(2, K, M).bfloat16(), torch.randn(2, K, N).bfloat16()
+    bound = _FakeBound()
+    replay = ops._Replay(bound, dy, x, w, hyper, tel, None, None, False)
+    call = dict(grad_output=torch.randn(2, K, M).bfloat16(), input=torch.randn(2, K, N).bfloat16(), weight=w,
+                hyper=hyper, telemetry=tel, accumulated=None, grad_scale=None, backend=None, allow_tf32=False,
+                config=None)
+    return replay, bound, call, state
+
+
+def test_replay_launches_new_operands_of_the_recorded_layout(replay_case):
+    replay, bound, call, _ = replay_case
+    assert replay.launch(**call)
+    stream, values = bound.calls[-1]
+    assert stream == 7 and values[0] is call["grad_output"] and values[1] is call["input"]
+    assert values[2] is call["telemetry"].sumsq  # the kernel's stand-in for an absent scale
+
+
+CHANGES = {
+    "weight": lambda c, m: c.update(weight=c["weight"].clone()),
+    "hyper": lambda c, m: c.update(hyper=c["hyper"].clone()),
+    "telemetry": lambda c, m: c.update(telemetry=ops.StepTelemetry.zeros("cpu")),
+    "telemetry_tensor": lambda c, m: m.setattr(c["telemetry"], "sumsq", torch.zeros(1)),
+    "accumulated": lambda c, m: c.update(accumulated=torch.zeros(M, N)),
+    "config": lambda c, m: c.update(config=TileConfig(32, 64, 32, 1, 4, 1)),
+    "backend": lambda c, m: c.update(backend="torch"),
+    "allow_tf32": lambda c, m: c.update(allow_tf32=True),
+    "observer": lambda c, m: m.setattr(ops, "launch_observer", lambda *a: None),
+    "dy_shape": lambda c, m: c.update(grad_output=torch.randn(1, 2 * K, M).bfloat16()),
+    "dy_strides": lambda c, m: c.update(grad_output=torch.randn(2, M, K).bfloat16().transpose(1, 2)),
+    "dy_dtype": lambda c, m: c.update(grad_output=torch.randn(2, K, M)),
+    "dy_alignment": lambda c, m: c.update(grad_output=_misaligned((2, K, M))),
+    "x_alignment": lambda c, m: c.update(input=_misaligned((2, K, N))),
+    "x_subclass": lambda c, m: c.update(input=torch.nn.Parameter(c["input"], requires_grad=False)),
+    "grad_scale": lambda c, m: c.update(grad_scale=torch.ones(1)),
+    "launch_hook": lambda c, m: m.setattr(ops, "no_launch_hooks", lambda: False),
+    "current_device": lambda c, m: m.setattr(torch.cuda, "current_device", lambda: 0),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_replay_refuses_anything_but_the_recorded_call(replay_case, monkeypatch, change):
+    replay, bound, call, _ = replay_case
+    CHANGES[change](call, monkeypatch)
+    assert not replay.launch(**call)
+    assert bound.calls == []
+
+
+@pytest.mark.parametrize("scale,ok", [(torch.ones(1), True), (None, False), (torch.ones(1, dtype=torch.float64), False),
+                                      (torch.ones(2), False), (_misaligned((1,), torch.float32), False)])
+def test_replay_with_a_grad_scale_takes_a_new_scale_each_step(replay_case, scale, ok):
+    _, _, call, _ = replay_case
+    bound = _FakeBound()
+    replay = ops._Replay(bound, call["grad_output"], call["input"], call["weight"], call["hyper"], call["telemetry"],
+                         torch.ones(1), None, False)
+    assert replay.launch(**dict(call, grad_scale=scale)) == ok
+    assert [values[2] for _, values in bound.calls] == ([scale] if ok else [])
+
+
+def test_fused_wgrad_step_takes_the_replay_or_the_full_path(replay_case):
+    replay, bound, call, state = replay_case
+    state.launch_cache[ops._Replay] = replay
+    w, before = call["weight"], call["weight"].clone()
+    replays = ops.launch_counts["replay"]
+    fm.fused_wgrad_step(call["grad_output"], call["input"], w, state, call["hyper"], telemetry=call["telemetry"])
+    assert len(bound.calls) == 1 and ops.launch_counts["replay"] == replays + 1
+    assert torch.equal(w, before)  # the fake bound launch wrote nothing
+    fm.fused_wgrad_step(call["grad_output"], call["input"], w, state, call["hyper"])  # no telemetry: full path
+    assert len(bound.calls) == 1 and not torch.equal(w, before)
