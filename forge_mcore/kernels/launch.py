@@ -213,7 +213,8 @@ class BoundLaunch:
         import dataclasses
 
         self.c_launch, self.head, self.make_tensordesc_arg = raw.c_launch, raw.head, raw.make_tensordesc_arg
-        self.grid, self.function, self.constexpr_values = tuple(grid), raw.compiled.function, plan.constexpr_values
+        self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        self.function, self.constexpr_values = raw.compiled.function, plan.constexpr_values
         self.flat: list = []
         self.slots: list[tuple[int, Any, Any]] = []  # (flat position, descriptor or None, its meta)
         for i, arg in enumerate(args):

@@ -214,7 +214,7 @@ def test_bound_launch_equals_a_full_launch_with_the_new_varying_arguments():
     log = []
     compiled, raw, plan = _bound_setup(log)
     stable, scale = _desc(torch.zeros(32, 32, dtype=torch.bfloat16)), torch.zeros(1)
-    bound = raw.bind((2, 1, 1), (_desc(torch.zeros(32, 32, dtype=torch.bfloat16)), stable, scale, 5), plan, (0, 2))
+    bound = raw.bind((2,), (_desc(torch.zeros(32, 32, dtype=torch.bfloat16)), stable, scale, 5), plan, (0, 2))
     for _ in range(3):
         dy, new_scale = torch.randn(32, 32).bfloat16(), torch.zeros(1)
         bound(99, dy, new_scale)
