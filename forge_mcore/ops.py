@@ -181,7 +181,7 @@ class _Replay:
               or grad_scale.dtype is not torch.float32 or grad_scale.numel() != 1
               or grad_scale.get_device() != self.device or (grad_scale.data_ptr() % 16 == 0) != self.scale_aligned):
             return False
-        if torch.cuda.current_device() != self.device or not no_launch_hooks():  # a profiler's hook sees every launch
+        if torch._C._cuda_getDevice() != self.device or not no_launch_hooks():  # a profiler's hook sees every launch
             return False
         self.bound(torch._C._cuda_getCurrentRawStream(self.device), grad_output, input, grad_scale)
         return True

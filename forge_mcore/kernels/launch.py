@@ -27,6 +27,7 @@ the interpreter (its kernels are not ``JITFunction``s). Written against Triton
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -147,18 +148,24 @@ class RawLaunch:
         self.c_launch = None
         runner = getattr(compiled, "run", None)
         wrapper = getattr(runner, "launch", None)
+        if wrapper is None or getattr(runner, "global_scratch_size", 1) or getattr(runner, "profile_scratch_size", 1):
+            return
         closure = getattr(wrapper, "__closure__", None)
-        if closure is None or getattr(runner, "global_scratch_size", 1) or getattr(runner, "profile_scratch_size", 1):
-            return
-        cells = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in closure)))
-        if not {"launcher", "tensordesc_indices", "tensordesc_meta"} <= cells.keys():
-            return
+        if closure is None:
+            # no descriptor argument (the pointer path): Triton's launch is the C launcher itself
+            if type(wrapper).__name__ != "builtin_function_or_method":
+                return
+            self.c_launch, self.desc_meta = wrapper, {}
+        else:
+            cells = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in closure)))
+            if not {"launcher", "tensordesc_indices", "tensordesc_meta"} <= cells.keys():
+                return
+            self.c_launch = cells["launcher"]
+            meta = cells["tensordesc_meta"] or [None] * len(cells["tensordesc_indices"])
+            self.desc_meta = dict(zip(sorted(cells["tensordesc_indices"]), meta))  # argument position -> meta
         from triton.backends.nvidia.driver import make_tensordesc_arg
 
         self.make_tensordesc_arg = make_tensordesc_arg
-        self.c_launch = cells["launcher"]
-        meta = cells["tensordesc_meta"] or [None] * len(cells["tensordesc_indices"])
-        self.desc_meta = dict(zip(sorted(cells["tensordesc_indices"]), meta))  # argument position -> meta
         self.head = (runner.launch_cooperative_grid, runner.launch_pdl, None, None,
                      compiled.packed_metadata, None, None, None)  # no scratch, no launch metadata, no hooks
 
@@ -239,8 +246,17 @@ class BoundLaunch:
 
 def no_launch_hooks() -> bool:
     """True when no Triton launch hook is installed (Triton 3.6 keeps them in ``HookChain``s,
-    empty by default; older versions use ``None``)."""
+    empty by default; older versions use ``None``). Called before every replayed launch."""
+    runtime = _runtime_knobs()
+    return _no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook)
+
+
+def _no_hook(hook: Any) -> bool:
+    return hook is None or (hasattr(hook, "calls") and not hook.calls)
+
+
+@functools.cache
+def _runtime_knobs() -> Any:
     from triton import knobs
 
-    return all(hook is None or (hasattr(hook, "calls") and not hook.calls)
-               for hook in (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook))
+    return knobs.runtime

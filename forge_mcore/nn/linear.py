@@ -79,13 +79,23 @@ class ForgeLinearFunction(torch.autograd.Function):
         return out
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output: torch.Tensor):
+        # The autograd engine enables grad mode in a backward only for create_graph=True. Refused
+        # here, before any write, rather than through ``once_differentiable``'s wrapper, whose
+        # context managers cost host time in every backward of every fused layer.
+        if torch.is_grad_enabled():
+            raise RuntimeError(
+                "backward(create_graph=True) through a FORGE-fused layer: its weight is stepped inside "
+                "backward, so its gradient cannot be differentiated again; exclude the layer from patch() "
+                "(exclude=[...]) or drop create_graph"
+            )
         input, param = ctx.saved_tensors
         site: FusedSite = ctx.site
         grad_input = grad_bias = None
         if ctx.needs_input_grad[0]:
-            weight = site.weight_of(param).to(grad_output.dtype)
+            weight = site.weight_of(param)
+            if weight.dtype != grad_output.dtype:  # fp32 weights under bf16 autocast
+                weight = weight.to(grad_output.dtype)
             grad_input = grad_output @ (weight if not site.weight.transposed else weight.t())
         if site.bias is not None:
             site.engine.bias_backward(site.bias, grad_output)

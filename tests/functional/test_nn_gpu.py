@@ -51,4 +51,6 @@ def test_trains_like_torch_adamw_on_gpu(name):
     losses = train(model, opt, data)
     assert losses == pytest.approx(ref_losses, rel=1e-4)
     assert_weights_close(ref, model, rtol=1e-4, what=name, skip=skip)
+    unbound = [h.name for h in opt.engine.managed if forge_mcore.ops._Replay not in h.state.launch_cache]
+    assert not unbound, f"never replayed: {unbound}"
     assert forge_mcore.ops.launch_counts["replay"] - replays >= (len(data) - 2) * len(opt.engine.managed)

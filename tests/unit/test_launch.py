@@ -246,3 +246,20 @@ def test_raw_launch_without_c_launcher_cannot_bind():
     from forge_mcore.kernels.launch import LaunchPlan, RawLaunch
 
     assert RawLaunch(FakeCompiled([])).bind((1, 1, 1), (1,), LaunchPlan({}, {}, (0,), ()), (0,)) is None
+
+
+def test_pointer_only_kernel_launches_through_its_c_launcher(capsys):
+    """Without descriptor arguments Triton's ``launch`` is the C launcher itself (here: a
+    builtin that prints its arguments); a bound launch calls it with the new pointer."""
+    from types import SimpleNamespace
+
+    from forge_mcore.kernels.launch import LaunchPlan, RawLaunch
+
+    compiled = FakeCompiled([])
+    compiled.run = SimpleNamespace(launch=print, global_scratch_size=0, profile_scratch_size=0,
+                                   launch_cooperative_grid=False, launch_pdl=False)
+    raw = RawLaunch(compiled)
+    assert raw.c_launch is print and raw.desc_meta == {}
+    raw.bind((3,), ("old", 5), LaunchPlan({}, {}, (0,), (7,)), (0,))(99, "new")
+    expected = (3, 1, 1, 99, "function", False, False, None, None, "metadata", None, None, None, "new", 5, 7)
+    assert capsys.readouterr().out.split() == [str(a) for a in expected]

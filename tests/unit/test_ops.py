@@ -294,7 +294,7 @@ def _misaligned(shape, dtype=torch.bfloat16):
 @pytest.fixture
 def replay_case(monkeypatch):
     """A replay recorded from CPU tensors (the device checks see CPU as the current device)."""
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: -1, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 7, raising=False)
     w, state, g, _ = _setup("adamw", "bf16", "bf16")
     hyper, tel = state.prepare_step(g), ops.StepTelemetry.zeros("cpu")
@@ -333,7 +333,7 @@ CHANGES = {
     "x_subclass": lambda c, m: c.update(input=torch.nn.Parameter(c["input"], requires_grad=False)),
     "grad_scale": lambda c, m: c.update(grad_scale=torch.ones(1)),
     "launch_hook": lambda c, m: m.setattr(ops, "no_launch_hooks", lambda: False),
-    "current_device": lambda c, m: m.setattr(torch.cuda, "current_device", lambda: 0),
+    "current_device": lambda c, m: m.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False),
 }
 
 

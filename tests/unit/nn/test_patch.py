@@ -311,6 +311,16 @@ def test_second_backward_without_accumulation_raises():
     assert opt.engine.iteration == 0
 
 
+def test_create_graph_backward_is_refused_before_any_step():
+    model = build_model("qwen3-tiny")
+    opt = patch(model, clip="none")
+    before = {h.name: h.weight.clone() for h in opt.engine.managed}
+    (batch,) = batches(model, 1)
+    with pytest.raises(RuntimeError, match="create_graph"):
+        training_loss(model, batch).backward(create_graph=True)
+    assert all(torch.equal(h.weight, before[h.name]) for h in opt.engine.managed)
+
+
 class _Checkpointed(nn.Module):
     def __init__(self, inner: nn.Module, use_reentrant: bool):
         super().__init__()
