@@ -443,16 +443,12 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
             rows, N, K, NB, dy_.stride(0), dy_.stride(1), x.stride(0), x.stride(1),
         )
         plans = o.cache if o.cache is not None else (_stateless_launch_cache if state is None else {})
-        # Triton 3.6 compiles the flattened persistent loop only on the TMA path with bf16 weights
-        # (the interpreter runs it anywhere)
-        persistent = bool(cfg.persistent) and (
-            interpreter_active() or (slab_tma and tile_tma and o.weight.dtype == torch.bfloat16))
         plan_key = ("plan", constexpr_key, cfg, slab_tma, tile_tma)
         plan = plans.get(plan_key)
         if plan is None:
             plan = plans[plan_key] = _launch_plan(
                 dict(base_constexprs, SLAB_TMA=slab_tma, TILE_TMA=tile_tma, PREFETCH=cfg.prefetch,
-                     EPILOGUE_STAGES=cfg.epilogue_stages, PERSISTENT=persistent,
+                     EPILOGUE_STAGES=cfg.epilogue_stages,
                      BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
                      SPLIT_N=cfg.split_n),
                 dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
@@ -462,8 +458,6 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         if launch_observer is not None:
             launch_observer(cfg, tuple(a for a in args if isinstance(a, int)), plan.constexprs)
         grid = (-(-rows // cfg.block_m) * -(-N // cfg.block_n),)  # triton.cdiv costs microseconds per call
-        if persistent:
-            grid = (min(grid[0], cfg.persistent * _sm_count(o.weight.device)),)
         if interpreter_active():
             fused_wgrad_step_kernel[grid](*args, **plan.constexprs, **plan.options)
             return None
@@ -489,12 +483,6 @@ def _launch_plan(constexprs: dict, options: dict, stable: frozenset = frozenset(
     if interpreter_active():
         return LaunchPlan(constexprs, options, key=None, constexpr_values=())
     return _direct_launcher().plan(constexprs, options, stable)
-
-
-@functools.cache
-def _sm_count(device: torch.device) -> int:
-    # the interpreter has no SMs: 4 "programs per SM" units make its persistent grid walk several tiles
-    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 4
 
 
 @functools.cache

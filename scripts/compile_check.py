@@ -118,7 +118,7 @@ def main() -> None:
                         if args.epilogue_stages is not None:
                             cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
                         label = (f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
-                                 f" e{cfg.epilogue_stages} p{cfg.persistent}")
+                                 f" e{cfg.epilogue_stages}")
                         try:
                             ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()),
                                                  backend="triton", config=cfg)

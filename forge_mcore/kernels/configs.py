@@ -33,19 +33,12 @@ class TileConfig:
     # > 1: the epilogue's two halves run as a software-pipelined loop of that depth
     # (asynchronous weight/state loads); 1: straight-line, half by half.
     epilogue_stages: int = 1
-    # > 0: a persistent grid of that many programs per SM, each walking its tiles in one loop
-    # flattened with the main loop (the next tile's slab loads overlap this tile's epilogue).
-    # Where Triton 3.6 cannot compile that (pointer tiles, fp32 weights) it runs as 0: one tile
-    # per program.
-    persistent: int = 0
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
         if self.epilogue_stages not in (1, 2, 3):
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
-        if self.persistent < 0:
-            raise ValueError(f"persistent must be >= 0 programs per SM: {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -78,13 +71,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). The persistent grid with the flattened tile loop
-# (compiled offline for sm_90 only: 64x128 at 200 registers, 255 with the pipelined epilogue).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, persistent=2),
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=2, persistent=2),
-    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, persistent=2),
-)
+# them winning (then they move into CONFIGS). None now: the last ones, a persistent grid with
+# the tile loop flattened around the main loop (200-255 registers), were 10-55% slower than the
+# best config in every swept cell (session 5, docs/perf_log.md) and were removed.
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -20,11 +20,6 @@ Two modes share the main loop (``MODE``):
 * ``MODE_MAINLOOP``: the main loop alone, its tile reduced to one atomic so it
   is not optimized away -- the benchmark's "epilogue compiled out" arm.
 
-``PERSISTENT`` launches a few programs per SM that walk the tiles in one loop,
-flattened by Triton with the main loop inside it (a sweep-only candidate for
-now, ``configs.CANDIDATES``): the next tile's slab loads can then be issued
-while this tile's epilogue runs.
-
 ``HAS_GRAD_SCALE`` multiplies the gradient by a device scalar before the rule
 (a clipping coefficient, a loss or data-parallel scale) without a recompile.
 
@@ -157,7 +152,7 @@ def _fused_tile(
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
-    EPILOGUE_STAGES: tl.constexpr, PERSISTENT: tl.constexpr,
+    EPILOGUE_STAGES: tl.constexpr,
 ):
     # dy, x: TMA descriptors (SLAB_TMA) or plain pointers; w, master, s0..s2, accum:
     # descriptors (TILE_TMA) or pointers. w_raw (the master where there is one), s0_raw..s2_raw:
@@ -240,12 +235,7 @@ def _fused_tile(
         tile_sumsq = tl.sum(tl.sum(sq, axis=1), axis=0)
         # Telemetry sees the unscaled gradient (a clipping mode needs its true norm).
         finite = tile_sumsq < float("inf")
-        if PERSISTENT:
-            # Triton 3.6's nested-loop fusion (the flattened persistent loop) fails on an
-            # if/else here: both atomics unconditional, the count adding 0 or 1.
-            tl.atomic_add(nonfinite_ptr, 1 - finite.to(tl.int32))
-            tl.atomic_add(sumsq_ptr, tl.where(finite, tile_sumsq, 0.0))
-        elif not finite:
+        if not finite:
             tl.atomic_add(nonfinite_ptr, 1)
         else:
             tl.atomic_add(sumsq_ptr, tile_sumsq)
@@ -276,28 +266,13 @@ def fused_wgrad_step_kernel(
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
-    EPILOGUE_STAGES: tl.constexpr, PERSISTENT: tl.constexpr,
+    EPILOGUE_STAGES: tl.constexpr,
 ):
-    # One output tile per program, or (PERSISTENT) a grid of a few programs per SM, each
-    # walking tiles pid, pid + programs, ... in one loop that Triton flattens with the main
-    # loop inside it, so the next tile's first slab loads are issued during this tile's
-    # epilogue. Two calls of one tile body (and so its parameter list twice): the body in a
-    # one-trip loop instead changed registers and spills of the production variants
-    # (scripts/compile_check.py --quick --all-configs --sass, session 4); this form does not.
-    if PERSISTENT:
-        num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-        for tile_id in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=True):
-            _fused_tile(tile_id, dy, x, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr,
-                        sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr, w_raw, s0_raw, s1_raw, s2_raw, M, N, K, NB,
-                        stride_dyk, stride_dym, stride_xk, stride_xn, UPDATE, VARIANT, STATE_LOAD, STATE_STORE,
-                        HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE,
-                        SEED_INDEX, DOT_PRECISION, WIDEN_BF16, MODE, HAS_ACCUM, ACCUM_BF16, HAS_GRAD_SCALE, BLOCK_M,
-                        BLOCK_N, BLOCK_K, GROUP_M, SPLIT_N, SLAB_TMA, TILE_TMA, PREFETCH, EPILOGUE_STAGES,
-                        PERSISTENT)
-    else:
-        _fused_tile(tl.program_id(0), dy, x, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
-                    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr, w_raw, s0_raw, s1_raw, s2_raw, M, N,
-                    K, NB, stride_dyk, stride_dym, stride_xk, stride_xn, UPDATE, VARIANT, STATE_LOAD, STATE_STORE,
-                    HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX,
-                    DOT_PRECISION, WIDEN_BF16, MODE, HAS_ACCUM, ACCUM_BF16, HAS_GRAD_SCALE, BLOCK_M, BLOCK_N,
-                    BLOCK_K, GROUP_M, SPLIT_N, SLAB_TMA, TILE_TMA, PREFETCH, EPILOGUE_STAGES, PERSISTENT)
+    # One output tile per program; the body is a function of its tile id (registers, spills and
+    # SASS as with the body inline: scripts/compile_check.py --quick --all-configs --sass).
+    _fused_tile(tl.program_id(0), dy, x, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
+                hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr, w_raw, s0_raw, s1_raw, s2_raw, M, N,
+                K, NB, stride_dyk, stride_dym, stride_xk, stride_xn, UPDATE, VARIANT, STATE_LOAD, STATE_STORE,
+                HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX,
+                DOT_PRECISION, WIDEN_BF16, MODE, HAS_ACCUM, ACCUM_BF16, HAS_GRAD_SCALE, BLOCK_M, BLOCK_N,
+                BLOCK_K, GROUP_M, SPLIT_N, SLAB_TMA, TILE_TMA, PREFETCH, EPILOGUE_STAGES)

@@ -213,24 +213,6 @@ def test_pipelined_epilogue(monkeypatch, codec, store):
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
 
 
-@pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp32", "fp32_master")])
-@pytest.mark.parametrize("stages", [1, 2])
-def test_persistent_grid(monkeypatch, codec, store, stages):
-    """A persistent grid (``TileConfig.persistent``: the interpreter's 4 programs walk the
-    odd shape's 6 tiles) computes what one tile per program does."""
-    from forge_mcore.kernels.configs import TileConfig
-
-    cfg = TileConfig(32, 128, 16, 2, 1, 1, split_n=2, epilogue_stages=stages, persistent=1)
-    monkeypatch.setattr(ops, "INTERPRETER_CONFIG", cfg)
-    grids = []
-    monkeypatch.setattr(ops, "launch_observer", lambda c, args, cx: grids.append(cx["PERSISTENT"]))
-    case = next(c for c in RULE_CASES if c[0] == "adam" and c[1].get("amsgrad"))
-    w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(*case, codec, store, (72, 196, 37))
-    assert grids and all(grids), "the persistent kernel did not run"
-    check_states(s_tr, s_ref, codec, STEPS)
-    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
-
-
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
 def test_triton_matches_torch_optim(case):
     """Regime-1 rules at fp32 state and weights equal torch.optim given the same gradient."""
