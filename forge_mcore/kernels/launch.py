@@ -225,11 +225,15 @@ class BoundLaunch:
         self.flat: list = []
         self.slots: list[tuple[int, Any, Any]] = []  # (flat position, descriptor or None, its meta)
         for i, arg in enumerate(args):
-            expanded = raw._expand(i, arg, plan)
+            expanded = list(raw._expand(i, arg, plan))
             if i in varying:
                 meta = raw.desc_meta.get(i, False)
-                desc = dataclasses.replace(arg) if meta is not False else None  # ours: its base is swapped per call
+                desc = None
+                if meta is not False:  # our copy of the descriptor; its base is set per call
+                    desc = dataclasses.replace(arg)
+                    desc.base = None
                 self.slots.append((len(self.flat), desc, meta))
+                expanded[0] = None  # a varying tensor (dY, X: megabytes each) must not outlive its launch
             self.flat.extend(expanded)
 
     def __call__(self, stream: int, *values: Any) -> None:
@@ -239,7 +243,10 @@ class BoundLaunch:
                 flat[pos] = value
             else:
                 desc.base = value
-                flat[pos] = self.make_tensordesc_arg(desc, meta)[0]
+                try:
+                    flat[pos] = self.make_tensordesc_arg(desc, meta)[0]
+                finally:
+                    desc.base = None
         grid = self.grid
         self.c_launch(grid[0], grid[1], grid[2], stream, self.function, *self.head, *flat, *self.constexpr_values)
 

@@ -54,3 +54,25 @@ def test_trains_like_torch_adamw_on_gpu(name):
     unbound = [h.name for h in opt.engine.managed if forge_mcore.ops._Replay not in h.state.launch_cache]
     assert not unbound, f"never replayed: {unbound}"
     assert forge_mcore.ops.launch_counts["replay"] - replays >= (len(data) - 2) * len(opt.engine.managed)
+
+
+def test_no_activation_or_gradient_outlives_its_step():
+    """After a few steps only parameters and optimizer state stay allocated: nothing on the
+    launch path (the replay's bound launches included) holds a layer's dY or X."""
+    import gc
+
+    model = build_model("qwen3-tiny", device="cuda")
+    opt = forge_mcore.patch(model, state_dtype="fp32", clip="none")
+    batch = example_batch(model, 16, 128, generator=torch.Generator().manual_seed(0))  # dY/X ~0.5 MB each
+    for _ in range(4):
+        training_loss(model, batch).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    del batch
+    gc.collect()
+    torch.cuda.synchronize()
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    fallback = sum(t.numel() * t.element_size() for s in opt.fallback.state.values() for t in s.values()
+                   if torch.is_tensor(t) and t.is_cuda)
+    expected = params + opt.engine.state_nbytes() + fallback
+    assert torch.cuda.memory_allocated() <= expected + 2**21, (torch.cuda.memory_allocated(), expected)

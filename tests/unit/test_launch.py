@@ -263,3 +263,25 @@ def test_pointer_only_kernel_launches_through_its_c_launcher(capsys):
     raw.bind((3,), ("old", 5), LaunchPlan({}, {}, (0,), (7,)), (0,))(99, "new")
     expected = (3, 1, 1, 99, "function", False, False, None, None, "metadata", None, None, None, "new", 5, 7)
     assert capsys.readouterr().out.split() == [str(a) for a in expected]
+
+
+def test_bound_launch_keeps_no_varying_tensor_alive():
+    """dY and X are megabytes per layer: a bound launch that kept the last ones (or the ones it
+    was bound with) would hold every fused layer's activation gradient between steps."""
+    import gc
+    import weakref
+
+    log = []
+    _, raw, plan = _bound_setup(log)
+    encoded = {0: "meta", 1: "meta"}
+    raw.desc_meta = encoded
+    raw.make_tensordesc_arg = lambda d, meta: [("map", d.base.data_ptr()), *d.shape, *d.strides]
+    first, scale = torch.zeros(32, 32, dtype=torch.bfloat16), torch.zeros(1)
+    bound = raw.bind((2,), (_desc(first), _desc(torch.zeros(32, 32, dtype=torch.bfloat16)), scale, 5), plan, (0, 2))
+    later, later_scale = torch.zeros(32, 32, dtype=torch.bfloat16), torch.zeros(1)
+    bound(99, later, later_scale)
+    refs = [weakref.ref(t) for t in (first, scale, later, later_scale)]
+    log.clear()
+    del first, scale, later, later_scale
+    gc.collect()
+    assert [r() for r in refs] == [None] * 4
