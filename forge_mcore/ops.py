@@ -116,8 +116,13 @@ def fused_wgrad_step(
     _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy)
     kind = resolve_backend(weight.device, backend)
     if kind == "triton":
-        # what a replay repeats: the engine's calls (its own telemetry, the tuned config, no accumulator)
-        replayable = telemetry is not None and accumulated is None and config is None
+        # What a replay repeats: the engine's calls (its own telemetry, the tuned config, no
+        # accumulator), bound once a layout comes twice in a row (an expert's token count
+        # changes every step: binding it each time would only add host time).
+        layouts = (_layout(grad_output), _layout(input))
+        replayable = (telemetry is not None and accumulated is None and config is None
+                      and state.launch_cache.get(_LAST_LAYOUTS) == layouts)
+        state.launch_cache[_LAST_LAYOUTS] = layouts
         if telemetry is None:
             telemetry = StepTelemetry.zeros(weight.device)
         bound = _launch_triton(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, allow_tf32, config,
@@ -133,6 +138,7 @@ def fused_wgrad_step(
 
 
 _NO_CACHE: dict = {}
+_LAST_LAYOUTS = "last dY/X layouts"  # launch_cache key: the layouts of the weight's last full-path step
 
 
 def _layout(t: torch.Tensor) -> tuple | None:

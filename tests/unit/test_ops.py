@@ -365,3 +365,19 @@ def test_fused_wgrad_step_takes_the_replay_or_the_full_path(replay_case):
     assert torch.equal(w, before)  # the fake bound launch wrote nothing
     fm.fused_wgrad_step(call["grad_output"], call["input"], w, state, call["hyper"])  # no telemetry: full path
     assert len(bound.calls) == 1 and not torch.equal(w, before)
+
+
+def test_a_replay_is_bound_once_a_layout_comes_twice_in_a_row(monkeypatch):
+    binds = []
+    monkeypatch.setattr(ops, "_launch_triton", lambda *args, bind=False, **kw: binds.append(bind))
+    w, state, g, _ = _setup("adamw", "bf16", "bf16")
+    tel = ops.StepTelemetry.zeros("cpu")
+
+    def step(tokens, **kw):
+        dy, x = torch.randn(tokens, M).bfloat16(), torch.randn(tokens, N).bfloat16()
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend="triton", **kw)
+
+    for tokens in (5, 7, 7, 7, 3):  # an expert's token count moves; a dense layer's does not
+        step(tokens, telemetry=tel)
+    step(3)  # no telemetry of its own: not the engine's call
+    assert binds == [False, False, True, True, False, False]
