@@ -22,12 +22,19 @@ fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
   megatron's DDP grad buffers and optimizer (asserted when the arm is built,
   reported as a row after training, with both arms' DDP buffer sizes).
 * ``ep2`` (two GPUs): a MoE GPT (8 experts per layer, SequentialMLP) with
-  deterministic round-robin routing; FORGE experts at EP=2 (dense weights stock)
-  vs an all-local reference (stock, EP=1: every expert on every rank) and vs
-  stock at EP=2 (gate 1e-4 vs the reference; paper gate EP1 3.6e-5), in the fp32,
-  fp32-master and bf16-state recipes (in bf16-state the dense weights' bf16 gradient
-  all-reduce alone moves stock by ~3e-4 from its EP=1 reference), then a short run of
-  FORGE experts with the learned top-k router.
+  deterministic round-robin routing by sequence position; FORGE experts at EP=2
+  (dense weights stock) vs an all-local reference (stock, EP=1: every expert on every
+  rank) and vs stock at EP=2, in the fp32, fp32-master and bf16-state recipes, then a
+  short run of FORGE experts with the learned top-k router. The EP=1 reference on two
+  ranks sums two per-rank expert gradients where EP=2 forms one over all routed
+  tokens, which in the mixed recipes moves stock itself by ~1e-4 from it. With
+  ``--ep-local DIR`` the cell also compares with the one-rank references below.
+* ``ep-local`` (one GPU): the same MoE GPT at EP=1 on one rank, trained on both
+  data-parallel ranks' batches, stock and with FORGE experts, from one initial state
+  (saved with the losses under ``--out`` for ``--ep-local``): every expert local, and
+  its gradient formed over all its tokens as at EP=2. The gate (1e-4; paper gate EP1
+  3.6e-5) applies to FORGE at EP=2 vs this one-rank FORGE reference when it is given,
+  else to FORGE vs the two-rank EP=1 reference.
 * ``memory`` (two GPUs): a parameter-dominated cell (micro-batch 1, sequence 512,
   TP=2): peak memory (``max_memory_allocated`` over ``--timed-steps`` steps after
   ``--warmup``), stock first, then FORGE built beside it, each peak counted above
@@ -43,10 +50,12 @@ GPUs (carry ``.whl`` from ``shared/device/wheels.sh mcore``). It runs, with
 ``CUDA_DEVICE_MAX_CONNECTIONS=1``:
 
     CUDA_VISIBLE_DEVICES=0 torchrun --standalone --nproc-per-node 1 -m forge_mcore.bench.mcore_ab \
-        --cells tp1 --resume --out $OUT/mcore_tp1 &                                  # beside the next one
-    torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells tp2,tp2-sp,ep2 \
+        --cells ep-local,tp1 --resume --out $OUT/mcore_tp1 &                         # beside the next one
+    torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells tp2,tp2-sp \
         --resume --out $OUT/mcore_tp2
-    wait; torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells memory \
+    wait; torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells ep2 \
+        --ep-local $OUT/mcore_tp1 --resume --out $OUT/mcore_tp2
+    torchrun --standalone --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --cells memory \
         --resume --out $OUT/mcore_tp2                                               # alone: it is timed
 
     torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab --smoke --out /tmp/mcore_smoke   # CPU, gloo
@@ -105,7 +114,7 @@ from forge_mcore.tensor_parallel import (
 )
 from forge_mcore.tensor_parallel.testing import megatron_on_cpu
 
-CELLS = ("tp1", "tp2", "tp2-sp", "ep2", "memory")
+CELLS = ("tp1", "ep-local", "tp2", "tp2-sp", "ep2", "memory")
 RECIPES = ("bf16-state", "fp32-master", "fp32")
 LOSS_GATE, EP_GATE, MEMORY_FRACTION_GATE, STEP_TIME_GATE = 4e-4, 1e-4, 0.8, 1.05
 
@@ -182,6 +191,7 @@ class Arm:
     optimizer: Any  # megatron ChainedOptimizer
     scheduler: Any
     fused_params: list
+    data_ranks: tuple[int, ...] | None = None  # whose batches it trains on (None: its own data-parallel rank's)
 
 
 def build_model(config, shape: Shape, recipe: Recipe, forge: bool, *, dense: bool = True, experts: bool = True,
@@ -293,12 +303,15 @@ def free(*arms: Arm) -> None:
 
 
 def round_robin_routing(model, experts: int, topk: int) -> None:
-    """Replace every MoE router's routing by a deterministic round-robin: token t goes to
-    experts t, t+1, ..., t+k-1 (mod E) with weight 1/k, whatever its hidden state."""
+    """Replace every MoE router's routing by a deterministic round-robin over sequence
+    positions: the token at position s goes to experts s, s+1, ..., s+k-1 (mod E) with
+    weight 1/k, whatever its hidden state and whichever sequence of the batch it is in, so
+    a one-rank run over both ranks' sequences routes every token as EP=2 does."""
     def routing(logits, padding_mask=None):
-        tokens = logits.shape[0] * logits.shape[1]
-        chosen = (torch.arange(tokens, device=logits.device)[:, None]
-                  + torch.arange(topk, device=logits.device)) % experts
+        seq, batch = logits.shape[0], logits.shape[1]  # megatron's [s, b, E]; tokens flatten s-major
+        position = torch.arange(seq, device=logits.device).repeat_interleave(batch)
+        chosen = (position[:, None] + torch.arange(topk, device=logits.device)) % experts
+        tokens = seq * batch
         routing_map = torch.zeros(tokens, experts, dtype=torch.bool, device=logits.device).scatter_(1, chosen, True)
         probs = torch.zeros(tokens, experts, dtype=logits.dtype, device=logits.device).scatter_(1, chosen, 1 / topk)
         return probs, routing_map
@@ -312,21 +325,25 @@ def round_robin_routing(model, experts: int, topk: int) -> None:
 # training
 # ---------------------------------------------------------------------------
 
-def batch(shape: Shape, step: int, device) -> dict:
+def batch(shape: Shape, step: int, device, dp_ranks: tuple[int, ...] | None = None) -> dict:
     """Learnable synthetic data, different per data-parallel rank: each sequence is an
-    arithmetic progression mod 4096 with its own stride."""
-    gen = torch.Generator().manual_seed(1_000_003 * step + parallel_state.get_data_parallel_rank())
-    start = torch.randint(0, 4096, (shape.micro_batch, 1), generator=gen)
-    stride = torch.randint(1, 64, (shape.micro_batch, 1), generator=gen)
+    arithmetic progression mod 4096 with its own stride. ``dp_ranks``: the batches of those
+    data-parallel ranks, concatenated (a one-rank run over what several ranks train on)."""
+    starts, strides = [], []
+    for rank in dp_ranks if dp_ranks is not None else (parallel_state.get_data_parallel_rank(),):
+        gen = torch.Generator().manual_seed(1_000_003 * step + rank)
+        starts.append(torch.randint(0, 4096, (shape.micro_batch, 1), generator=gen))
+        strides.append(torch.randint(1, 64, (shape.micro_batch, 1), generator=gen))
+    start, stride = torch.cat(starts), torch.cat(strides)
     tokens = ((start + stride * torch.arange(shape.seq + 1)) % min(4096, shape.vocab)).to(device)
-    positions = torch.arange(shape.seq, device=device).expand(shape.micro_batch, shape.seq)
+    positions = torch.arange(shape.seq, device=device).expand(len(start), shape.seq)
     return dict(input_ids=tokens[:, :-1], position_ids=positions, attention_mask=None, labels=tokens[:, 1:])
 
 
 def train_step(arm: Arm, shape: Shape, step: int, device) -> float:
     arm.model.zero_grad_buffer()
     arm.optimizer.zero_grad()
-    loss = arm.model(**batch(shape, step, device)).float().mean()
+    loss = arm.model(**batch(shape, step, device, arm.data_ranks)).float().mean()
     loss.backward()
     finalize_model_grads([arm.model])
     ok, _, _ = arm.optimizer.step()
@@ -449,18 +466,65 @@ def _expert_state_for_ep(full: dict, ep_rank: int, local_experts: int) -> dict:
     return state
 
 
+EP_LOCAL_STATE, EP_LOCAL_LOSSES = "ep_local_state.pt", "ep_local.json"
+
+
+def cell_ep_local(ctx: Context) -> list[dict]:
+    """The one-rank references of the ep2 cell: the MoE GPT at EP=1 on one rank, trained on
+    both data-parallel ranks' batches (what EP=2 on two ranks trains on), stock and with
+    FORGE experts, from one initial state. A FORGE reference with every expert local needs
+    one rank: at two, EP=1 makes the experts data parallel, which FORGE refuses until the
+    coordinator. Writes ``ep_local_state.pt`` (the initial states) and ``ep_local.json``
+    (the losses) under ``--out`` for ``--ep-local`` of the two-rank ep2 cell."""
+    if dist.get_world_size() != 1:
+        raise ValueError(f"the ep-local cell runs on 1 rank, got {dist.get_world_size()}")
+    shape, rows, states, losses = ctx.moe_shape, [], {}, {}
+    kw = dict(lr=ctx.args.lr, steps=ctx.args.steps)
+    for recipe_name in ctx.args.ep_recipes:
+        recipe = RECIPE[recipe_name]
+        init_layout(ctx, ep=1)
+        config = transformer_config(shape, recipe, ep=1, cpu=ctx.cpu)
+        stock = build_arm("local-stock", config, shape, recipe, False, **kw)
+        states[recipe_name] = _module_state(stock.model)
+        forge = build_arm("local-forge", config, shape, recipe, True, dense=False, init_state=states[recipe_name],
+                          **kw)
+        for arm in (stock, forge):
+            arm.data_ranks = (0, 1)
+            round_robin_routing(arm.model, shape.experts, shape.topk)
+        losses[recipe_name] = train([stock, forge], shape, ctx.args.steps, ctx.device)
+        free(stock, forge)
+        rows.append(dict(cell="ep-local", recipe=recipe_name, layout="EP=1 on one rank over both ranks' batches",
+                         metric="max |dloss| FORGE vs stock", value=max_gap(*losses[recipe_name].values()),
+                         gate=None, passed=None, losses=losses[recipe_name]))
+    os.makedirs(ctx.args.out, exist_ok=True)
+    torch.save(states, os.path.join(ctx.args.out, EP_LOCAL_STATE))
+    write_json(os.path.join(ctx.args.out, EP_LOCAL_LOSSES), losses)
+    return rows
+
+
 def cell_ep2(ctx: Context) -> list[dict]:
-    """FORGE experts at EP=2 (dense stock, data parallel) vs an all-local stock reference."""
+    """FORGE experts at EP=2 (dense stock, data parallel) vs an all-local stock reference at
+    EP=1 on the same two ranks and, with ``--ep-local``, vs the one-rank stock and FORGE
+    references of the ep-local cell (the gated comparison then: FORGE vs FORGE)."""
     world = dist.get_world_size()
     if world != 2:
         raise ValueError(f"the ep2 cell needs 2 ranks, got {world}")
     shape, rows = ctx.moe_shape, []
     kw = dict(lr=ctx.args.lr, steps=ctx.args.steps)
+    local_states, local_losses = {}, {}
+    if ctx.args.ep_local:
+        local_states = torch.load(os.path.join(ctx.args.ep_local, EP_LOCAL_STATE))
+        with open(os.path.join(ctx.args.ep_local, EP_LOCAL_LOSSES)) as f:
+            local_losses = json.load(f)
+        missing = [r for r in ctx.args.ep_recipes if r not in local_states or r not in local_losses]
+        if missing:
+            raise ValueError(f"--ep-local {ctx.args.ep_local} has no one-rank reference for {missing}: run the "
+                             "ep-local cell with the same --ep-recipes first")
     for recipe_name in ctx.args.ep_recipes:
         recipe = RECIPE[recipe_name]
         init_layout(ctx, ep=1)
         reference = build_arm("reference", transformer_config(shape, recipe, ep=1, cpu=ctx.cpu), shape, recipe,
-                              False, **kw)
+                              False, init_state=local_states.get(recipe_name), **kw)
         round_robin_routing(reference.model, shape.experts, shape.topk)
         full_state = _module_state(reference.model)
         losses = train([reference], shape, ctx.args.steps, ctx.device)
@@ -482,12 +546,15 @@ def cell_ep2(ctx: Context) -> list[dict]:
                          gate=0, passed=not left, fused_params=sum(p.numel() for p in forge.fused_params),
                          ddp_buffer_numel=buffers, ddp_buffer_numel_drop=buffers["stock"] - buffers["forge"]))
         free(stock, forge)
-        for other in ("forge", "stock"):
-            gap = max_gap(losses["reference"], losses[other])
-            gated = other == "forge"
-            rows.append(dict(cell="ep2", recipe=recipe_name, layout=f"EP=2 {other} vs EP=1 reference",
+        local = local_losses.get(recipe_name, {})
+        comparisons = [(other, "reference", "EP=1 reference", not local) for other in ("forge", "stock")]
+        comparisons += [(other, f"local-{other}", f"one-rank {other} reference", other == "forge")
+                        for other in ("forge", "stock") if local]
+        for other, ref, what, gated in comparisons:
+            gap = max_gap({**losses, **local}[ref], losses[other])
+            rows.append(dict(cell="ep2", recipe=recipe_name, layout=f"EP=2 {other} vs {what}",
                              metric="max |dloss|", value=gap, gate=EP_GATE if gated else None,
-                             passed=gap <= EP_GATE if gated else None, losses=losses))
+                             passed=gap <= EP_GATE if gated else None, losses={**losses, **local}))
 
     # learned top-k routing: FORGE experts train (experts no token reaches still decay)
     recipe_name = ctx.args.ep_recipes[-1]
@@ -600,10 +667,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cells", default=None, help=f"comma-separated, from {CELLS} (default: all the world "
-                        "size allows: tp1 on 1 rank; tp2, tp2-sp, ep2, memory on 2)")
+                        "size allows: tp1, ep-local on 1 rank; tp2, tp2-sp, ep2, memory on 2)")
     parser.add_argument("--recipes", default="bf16-state,fp32-master", help=f"for the loss and memory cells, from "
                         f"{RECIPES}")
-    parser.add_argument("--ep-recipes", default="fp32,fp32-master,bf16-state", help="for the ep2 cell")
+    parser.add_argument("--ep-recipes", default="fp32,fp32-master,bf16-state", help="for the ep-local and ep2 cells")
+    parser.add_argument("--ep-local", default=None, help="the --out of a one-rank run of the ep-local cell: the "
+                        "ep2 cell then also compares with its references (gated: FORGE experts vs FORGE experts)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--learned-steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
@@ -639,7 +708,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def _cells_for(world: int, requested: list[str] | None) -> list[str]:
-    allowed = ["tp1"] if world == 1 else ["tp2", "tp2-sp", "ep2", "memory"]
+    allowed = ["tp1", "ep-local"] if world == 1 else ["tp2", "tp2-sp", "ep2", "memory"]
     cells = requested or allowed
     wrong = [c for c in cells if c not in allowed]
     if wrong:
@@ -731,6 +800,7 @@ def main(argv: list[str] | None = None) -> int:
     runners: dict[str, Callable[[], list[dict]]] = {
         "tp1": lambda: cell_dense(ctx, "tp1"), "tp2": lambda: cell_dense(ctx, "tp2"),
         "tp2-sp": lambda: cell_dense(ctx, "tp2-sp"), "ep2": lambda: cell_ep2(ctx), "memory": lambda: cell_memory(ctx),
+        "ep-local": lambda: cell_ep_local(ctx),
     }
     with megatron_on_cpu() if cpu else contextlib.nullcontext():
         for cell in cells:

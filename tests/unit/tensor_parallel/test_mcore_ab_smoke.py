@@ -18,8 +18,8 @@ from forge_mcore.bench.mcore_ab import _use_fused_adamw, adamw_kinds, load_previ
 TIMEOUT = 240
 
 
-def _run(args, out):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+def _run(args, out, nproc=2):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
            "-m", "forge_mcore.bench.mcore_ab", "--smoke", "--out", str(out), *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -54,6 +54,21 @@ def test_mcore_ab_smoke_runs_every_two_rank_cell_and_resumes(tmp_path):
     # the memory cell times both arms alternating, one step each per round (2 rounds under --smoke)
     peaks = [r for r in results["rows"] if r["cell"] == "memory" and r["metric"] == "peak GB stock/FORGE"]
     assert len(peaks) == 2 and all(len(r[arm]["step_ms_all"]) == 2 for r in peaks for arm in ("stock", "forge"))
+
+
+def test_ep2_against_the_one_rank_references(tmp_path):
+    """The ep-local cell (one rank, EP=1, both ranks' batches) and the ep2 cell compared with it.
+    In fp32 the two layouts must agree to rounding: the same tokens reach the same experts."""
+    local, out = tmp_path / "local", tmp_path / "ep2"
+    _run(["--cells", "ep-local"], local, nproc=1)
+    _run(["--cells", "ep2", "--ep-local", str(local)], out)
+    rows = list(csv.DictReader(open(out / "summary.csv")))
+    one_rank = {(r["recipe"], r["layout"]): r for r in rows if "one-rank" in r["layout"]}
+    assert len(one_rank) == 6, rows  # FORGE and stock, 3 recipes
+    gated = [r for (_, layout), r in one_rank.items() if layout == "EP=2 forge vs one-rank forge reference"]
+    assert len(gated) == 3 and all(r["gate"] == "0.0001" for r in gated)
+    assert float(one_rank[("fp32", "EP=2 forge vs one-rank forge reference")]["value"]) < 1e-5
+    assert float(one_rank[("fp32", "EP=2 stock vs one-rank stock reference")]["value"]) < 1e-5
 
 
 def test_load_previous_marks_an_attempted_cell_without_rows_unfinished(tmp_path):
