@@ -19,6 +19,10 @@ TMA descriptors keep the encoding Triton's launcher would otherwise redo with
 ``cuTensorMapEncodeTiled`` at every launch (``RawLaunch``); only dY and X, new
 at every backward, are specialized and encoded per call.
 
+``BoundLaunch`` goes one step further for a launch repeated at every step (``ops``'
+replay, which checks that only addresses changed): every argument stays expanded
+and only the few varying ones (dY, X, the grad scale) are swapped in per call.
+
 Launch hooks (``triton.knobs.runtime.launch_enter_hook``, e.g. Proton) always
 take ``JITFunction.run``; ``FORGE_DIRECT_LAUNCH=0`` forces it everywhere. Not for
 the interpreter (its kernels are not ``JITFunction``s). Written against Triton
