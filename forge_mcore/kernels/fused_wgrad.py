@@ -135,8 +135,7 @@ def _epilogue(
 
 
 @triton.jit
-def _fused_tile(
-    tile_id,
+def fused_wgrad_step_kernel(
     dy, x, w, master,
     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr,
@@ -160,7 +159,7 @@ def _fused_tile(
     # SPLIT_N = 2 keeps the tile's two column halves in separate accumulators, so
     # the epilogue's working set (weight, states, temporaries) is half a tile.
     HALF: tl.constexpr = BLOCK_N // SPLIT_N
-    pid_m, pid_n = _tile_ids(tile_id, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    pid_m, pid_n = _tile_ids(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     om = pid_m * BLOCK_M
     on_a = pid_n * BLOCK_N
     on_b = on_a + HALF
@@ -247,32 +246,3 @@ def _fused_tile(
                 NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
                 SPLIT_N, EPILOGUE_STAGES,
             )
-
-
-@triton.jit
-def fused_wgrad_step_kernel(
-    dy, x, w, master,
-    s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
-    hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr,
-    w_raw, s0_raw, s1_raw, s2_raw,
-    M, N, K, NB,
-    stride_dyk, stride_dym, stride_xk, stride_xn,
-    UPDATE: tl.constexpr, VARIANT: tl.constexpr,
-    STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
-    HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
-    NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
-    WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
-    DOT_PRECISION: tl.constexpr, WIDEN_BF16: tl.constexpr,
-    MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
-    EPILOGUE_STAGES: tl.constexpr,
-):
-    # One output tile per program; the body is a function of its tile id (registers, spills and
-    # SASS as with the body inline: scripts/compile_check.py --quick --all-configs --sass).
-    _fused_tile(tl.program_id(0), dy, x, w, master, s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr,
-                hyper_ptr, sumsq_ptr, nonfinite_ptr, accum, grad_scale_ptr, w_raw, s0_raw, s1_raw, s2_raw, M, N,
-                K, NB, stride_dyk, stride_dym, stride_xk, stride_xn, UPDATE, VARIANT, STATE_LOAD, STATE_STORE,
-                HAS_S0, HAS_S1, HAS_S2, NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX,
-                DOT_PRECISION, WIDEN_BF16, MODE, HAS_ACCUM, ACCUM_BF16, HAS_GRAD_SCALE, BLOCK_M, BLOCK_N,
-                BLOCK_K, GROUP_M, SPLIT_N, SLAB_TMA, TILE_TMA, PREFETCH, EPILOGUE_STAGES)
