@@ -115,24 +115,22 @@ def fused_wgrad_step(
     dy, x = _check_operands(grad_output, input, tuple(weight.shape))
     _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy)
     kind = resolve_backend(weight.device, backend)
+    # What a replay repeats: the engine's calls (its own telemetry, the tuned config, no accumulator)
+    engine_call = telemetry is not None and accumulated is None and config is None
+    if telemetry is None:
+        telemetry = StepTelemetry.zeros(weight.device)
     if kind == "triton":
-        # What a replay repeats: the engine's calls (its own telemetry, the tuned config, no
-        # accumulator), bound once a layout comes twice in a row (an expert's token count
-        # changes every step: binding it each time would only add host time).
+        # Bound once a layout comes twice in a row (an expert's token count changes every step:
+        # binding it each time would only add host time); never for tensor subclasses.
         layouts = (_layout(grad_output), _layout(input))
-        replayable = (telemetry is not None and accumulated is None and config is None
-                      and state.launch_cache.get(_LAST_LAYOUTS) == layouts)
+        replayable = engine_call and None not in layouts and state.launch_cache.get(_LAST_LAYOUTS) == layouts
         state.launch_cache[_LAST_LAYOUTS] = layouts
-        if telemetry is None:
-            telemetry = StepTelemetry.zeros(weight.device)
         bound = _launch_triton(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, allow_tf32, config,
                                bind=replayable)
         if bound is not None and dy.data_ptr() == grad_output.data_ptr() and x.data_ptr() == input.data_ptr():
-            state.launch_cache[_Replay] = _Replay(bound, grad_output, input, weight, hyper, telemetry, grad_scale,
-                                                  backend, allow_tf32)
+            state.launch_cache[_Replay] = _Replay(bound, layouts, weight, hyper, telemetry, grad_scale, backend,
+                                                  allow_tf32)
     else:
-        if telemetry is None:
-            telemetry = StepTelemetry.zeros(weight.device)
         _torch_step(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, config)
     launch_counts[kind] += 1
 
@@ -162,12 +160,12 @@ class _Replay:
     ``FORGE_DIRECT_LAUNCH``) are those of the step the replay was made from.
     """
 
-    def __init__(self, bound, grad_output, input, weight, hyper, telemetry, grad_scale, backend, allow_tf32) -> None:
+    def __init__(self, bound, layouts, weight, hyper, telemetry, grad_scale, backend, allow_tf32) -> None:
         self.bound = bound
         self.weight, self.hyper, self.telemetry = weight, hyper, telemetry
         self.sumsq, self.nonfinite = telemetry.sumsq, telemetry.nonfinite_tiles
         self.backend, self.allow_tf32 = backend, allow_tf32
-        self.dy_layout, self.x_layout = _layout(grad_output), _layout(input)
+        self.dy_layout, self.x_layout = layouts  # ``_layout`` of the dY and X it was bound with
         self.scale_aligned = grad_scale.data_ptr() % 16 == 0 if grad_scale is not None else None
         self.device = weight.get_device()
 

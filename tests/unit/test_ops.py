@@ -299,7 +299,7 @@ def replay_case(monkeypatch):
     hyper, tel = state.prepare_step(g), ops.StepTelemetry.zeros("cpu")
     dy, x = torch.randn(2, K, M).bfloat16(), torch.randn(2, K, N).bfloat16()
     bound = _FakeBound()
-    replay = ops._Replay(bound, dy, x, w, hyper, tel, None, None, False)
+    replay = ops._Replay(bound, (ops._layout(dy), ops._layout(x)), w, hyper, tel, None, None, False)
     call = dict(grad_output=torch.randn(2, K, M).bfloat16(), input=torch.randn(2, K, N).bfloat16(), weight=w,
                 hyper=hyper, telemetry=tel, accumulated=None, grad_scale=None, backend=None, allow_tf32=False,
                 config=None)
@@ -349,8 +349,8 @@ def test_replay_refuses_anything_but_the_recorded_call(replay_case, monkeypatch,
 def test_replay_with_a_grad_scale_takes_a_new_scale_each_step(replay_case, scale, ok):
     _, _, call, _ = replay_case
     bound = _FakeBound()
-    replay = ops._Replay(bound, call["grad_output"], call["input"], call["weight"], call["hyper"], call["telemetry"],
-                         torch.ones(1), None, False)
+    layouts = (ops._layout(call["grad_output"]), ops._layout(call["input"]))
+    replay = ops._Replay(bound, layouts, call["weight"], call["hyper"], call["telemetry"], torch.ones(1), None, False)
     assert replay.launch(**dict(call, grad_scale=scale)) == ok
     assert [values[2] for _, values in bound.calls] == ([scale] if ok else [])
 
@@ -373,11 +373,14 @@ def test_a_replay_is_bound_once_a_layout_comes_twice_in_a_row(monkeypatch):
     w, state, g, _ = _setup("adamw", "bf16", "bf16")
     tel = ops.StepTelemetry.zeros("cpu")
 
-    def step(tokens, **kw):
+    def step(tokens, wrap=lambda t: t, **kw):
         dy, x = torch.randn(tokens, M).bfloat16(), torch.randn(tokens, N).bfloat16()
-        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend="triton", **kw)
+        fm.fused_wgrad_step(dy, wrap(x), w, state, state.prepare_step(g), backend="triton", **kw)
 
     for tokens in (5, 7, 7, 7, 3):  # an expert's token count moves; a dense layer's does not
         step(tokens, telemetry=tel)
     step(3)  # no telemetry of its own: not the engine's call
-    assert binds == [False, False, True, True, False, False]
+    subclass = lambda t: torch.nn.Parameter(t, requires_grad=False)  # noqa: E731
+    step(4, subclass, telemetry=tel)
+    step(4, subclass, telemetry=tel)  # a tensor subclass has no layout to check: never bound
+    assert binds == [False, False, True, True, False, False, False, False]
