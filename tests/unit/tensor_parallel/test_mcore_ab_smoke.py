@@ -44,6 +44,7 @@ def test_mcore_ab_smoke_runs_every_two_rank_cell_and_resumes(tmp_path):
     assert sum(r["cell"] == "tp2" and r["metric"] == "max |dloss|" for r in rows) == 2  # once per recipe
     gated = [r for r in rows if r["metric"] == "max |dloss|" and r["gate"] not in ("", "None")]
     assert gated and all(r["passed"] == "True" for r in gated), rows
+    assert not [r for r in gated if "stock vs" in r["layout"]], gated  # the gate is on FORGE
     drift = [r for r in rows if r["metric"] == "mean |loss - fp32 reference| stock/FORGE"]
     assert len(drift) == 4 and all(len(r["value"].split("/")) == 2 for r in drift), drift  # 2 cells x 2 recipes
     ddp = [r for r in rows if r["metric"] == "fused weights in megatron DDP/opt"]
@@ -67,6 +68,8 @@ def test_ep2_against_the_one_rank_references(tmp_path):
     assert len(one_rank) == 6, rows  # FORGE and stock, 3 recipes
     gated = [r for (_, layout), r in one_rank.items() if layout == "EP=2 forge vs one-rank forge reference"]
     assert len(gated) == 3 and all(r["gate"] == "0.0001" for r in gated)
+    ungated = [r for r in rows if r["metric"] == "max |dloss|" and r not in gated]
+    assert len(ungated) == 9 and all(r["gate"] == "" for r in ungated), ungated  # stock rows, the EP=1 reference
     assert float(one_rank[("fp32", "EP=2 forge vs one-rank forge reference")]["value"]) < 1e-5
     assert float(one_rank[("fp32", "EP=2 stock vs one-rank stock reference")]["value"]) < 1e-5
 
