@@ -124,7 +124,7 @@ class DirectLauncher:
                 compiled = compiled.result()
             self._compiled[key] = RawLaunch(compiled)
             return None
-        grid = tuple(grid) + (1,) * (3 - len(grid))
+        grid = _grid3(grid)
         raw(grid, driver.active.get_current_stream(device), args, plan)
         self.direct_launches += 1
         return raw
@@ -224,7 +224,7 @@ class BoundLaunch:
         import dataclasses
 
         self.c_launch, self.head, self.make_tensordesc_arg = raw.c_launch, raw.head, raw.make_tensordesc_arg
-        self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        self.grid = _grid3(grid)
         self.function, self.constexpr_values = raw.compiled.function, plan.constexpr_values
         self.flat: list = []
         self.slots: list[tuple[int, Any, Any]] = []  # (flat position, descriptor or None, its meta)
@@ -253,6 +253,11 @@ class BoundLaunch:
                     desc.base = None
         grid = self.grid
         self.c_launch(grid[0], grid[1], grid[2], stream, self.function, *self.head, *flat, *self.constexpr_values)
+
+
+def _grid3(grid: tuple) -> tuple:
+    """A 1-, 2- or 3-D grid as the C launcher's (x, y, z)."""
+    return tuple(grid) + (1,) * (3 - len(grid))
 
 
 def no_launch_hooks() -> bool:
