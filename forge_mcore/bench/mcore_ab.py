@@ -30,9 +30,11 @@ fp32 gradient reduction); ``fp32`` = everything fp32 (an exactness gate). Cells:
   tokens, which in the mixed recipes moves stock itself by ~1e-4 from it. With
   ``--ep-local DIR`` the cell also compares with the one-rank references below.
 * ``ep-local`` (one GPU): the same MoE GPT at EP=1 on one rank, trained on both
-  data-parallel ranks' batches, stock and with FORGE experts, from one initial state
-  (saved with the losses under ``--out`` for ``--ep-local``): every expert local, and
-  its gradient formed over all its tokens as at EP=2. The gate (1e-4; paper gate EP1
+  data-parallel ranks' batches as two micro-batches, stock and with FORGE experts, from
+  one initial state (saved with the losses under ``--out`` for ``--ep-local``): every
+  expert local, its update formed over all its tokens as at EP=2 (FORGE's exact fp32
+  accumulation across the two), and each dense weight's gradient rounded per rank's
+  batch as EP=2's data-parallel reduction sums them. The gate (1e-4; paper gate EP1
   3.6e-5) applies to FORGE at EP=2 vs this one-rank FORGE reference when it is given,
   else to FORGE vs the two-rank EP=1 reference.
 * ``memory`` (two GPUs): a parameter-dominated cell (micro-batch 1, sequence 512,
@@ -191,7 +193,10 @@ class Arm:
     optimizer: Any  # megatron ChainedOptimizer
     scheduler: Any
     fused_params: list
-    data_ranks: tuple[int, ...] | None = None  # whose batches it trains on (None: its own data-parallel rank's)
+    # The data-parallel ranks whose batches it trains on, one micro-batch each (None: its own
+    # rank's batch). A one-rank reference of a data-parallel run trains (0,), (1,), ... so each
+    # rank's gradient is rounded on its own, as the data-parallel run's reduction sums them.
+    micro_batch_ranks: tuple[int, ...] | None = None
 
 
 def build_model(config, shape: Shape, recipe: Recipe, forge: bool, *, dense: bool = True, experts: bool = True,
@@ -343,15 +348,19 @@ def batch(shape: Shape, step: int, device, dp_ranks: tuple[int, ...] | None = No
 def train_step(arm: Arm, shape: Shape, step: int, device) -> float:
     arm.model.zero_grad_buffer()
     arm.optimizer.zero_grad()
-    loss = arm.model(**batch(shape, step, device, arm.data_ranks)).float().mean()
-    loss.backward()
+    ranks = arm.micro_batch_ranks or (None,)
+    loss = torch.zeros((), device=device)
+    for rank in ranks:  # a rank's mean loss / micro-batches: the data-parallel average's gradient
+        micro = arm.model(**batch(shape, step, device, None if rank is None else (rank,))).float().mean()
+        (micro / len(ranks)).backward()
+        loss += micro.detach() / len(ranks)
     finalize_model_grads([arm.model])
     ok, _, _ = arm.optimizer.step()
     if not ok:
         raise RuntimeError(f"{arm.name}: the optimizer skipped step {step}")
     arm.scheduler.step(1)
     # the loss the data-parallel group trains on (each rank saw its own batch)
-    value = loss.detach().clone()
+    value = loss.clone()
     dist.all_reduce(value, group=parallel_state.get_data_parallel_group())
     return value.item() / parallel_state.get_data_parallel_world_size()
 
@@ -471,7 +480,8 @@ EP_LOCAL_STATE, EP_LOCAL_LOSSES = "ep_local_state.pt", "ep_local.json"
 
 def cell_ep_local(ctx: Context) -> list[dict]:
     """The one-rank references of the ep2 cell: the MoE GPT at EP=1 on one rank, trained on
-    both data-parallel ranks' batches (what EP=2 on two ranks trains on), stock and with
+    both data-parallel ranks' batches (what EP=2 on two ranks trains on), one micro-batch
+    each so the dense gradients round as the data-parallel run's do, stock and with
     FORGE experts, from one initial state. A FORGE reference with every expert local needs
     one rank: at two, EP=1 makes the experts data parallel, which FORGE refuses until the
     coordinator. Writes ``ep_local_state.pt`` (the initial states) and ``ep_local.json``
@@ -489,11 +499,16 @@ def cell_ep_local(ctx: Context) -> list[dict]:
         forge = build_arm("local-forge", config, shape, recipe, True, dense=False, init_state=states[recipe_name],
                           **kw)
         for arm in (stock, forge):
-            arm.data_ranks = (0, 1)
+            arm.micro_batch_ranks = (0, 1)
             round_robin_routing(arm.model, shape.experts, shape.topk)
+        # FORGE experts sum the two micro-batches exactly (the engine's fp32 accumulator, then
+        # the fused step on the last); megatron's schedules get that mode in [train], so it is
+        # set on the engine here rather than through ForgeMegatronConfig.
+        forge.optimizer.chained_optimizers[-1].engine.grad_accumulation = len(forge.micro_batch_ranks)
         losses[recipe_name] = train([stock, forge], shape, ctx.args.steps, ctx.device)
         free(stock, forge)
-        rows.append(dict(cell="ep-local", recipe=recipe_name, layout="EP=1 on one rank over both ranks' batches",
+        rows.append(dict(cell="ep-local", recipe=recipe_name,
+                         layout="EP=1 on one rank, each rank's batch a micro-batch",
                          metric="max |dloss| FORGE vs stock", value=max_gap(*losses[recipe_name].values()),
                          gate=None, passed=None, losses=losses[recipe_name]))
     os.makedirs(ctx.args.out, exist_ok=True)

@@ -58,8 +58,10 @@ def test_mcore_ab_smoke_runs_every_two_rank_cell_and_resumes(tmp_path):
 
 
 def test_ep2_against_the_one_rank_references(tmp_path):
-    """The ep-local cell (one rank, EP=1, both ranks' batches) and the ep2 cell compared with it.
-    In fp32 the two layouts must agree to rounding: the same tokens reach the same experts."""
+    """The ep-local cell (one rank, EP=1, each rank's batch a micro-batch) and the ep2 cell
+    compared with it. FORGE must agree to rounding in every recipe: the same tokens reach the
+    same experts, whose update sums them in fp32 in both layouts, and each dense gradient is
+    rounded per rank's batch in both. Stock experts round per micro-batch at EP=1 only."""
     local, out = tmp_path / "local", tmp_path / "ep2"
     _run(["--cells", "ep-local"], local, nproc=1)
     _run(["--cells", "ep2", "--ep-local", str(local)], out)
@@ -70,7 +72,7 @@ def test_ep2_against_the_one_rank_references(tmp_path):
     assert len(gated) == 3 and all(r["gate"] == "0.0001" for r in gated)
     ungated = [r for r in rows if r["metric"] == "max |dloss|" and r not in gated]
     assert len(ungated) == 9 and all(r["gate"] == "" for r in ungated), ungated  # stock rows, the EP=1 reference
-    assert float(one_rank[("fp32", "EP=2 forge vs one-rank forge reference")]["value"]) < 1e-5
+    assert all(float(r["value"]) < 1e-6 for r in gated), gated
     assert float(one_rank[("fp32", "EP=2 stock vs one-rank stock reference")]["value"]) < 1e-5
 
 
