@@ -20,7 +20,7 @@ calls ``engine.step()``. Everything in between lives here, once:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,17 @@ class ManagedWeight:
     hyper: torch.Tensor | None = field(default=None, repr=False)
     pending: PendingStep | None = field(default=None, repr=False)
     telemetry: ops.StepTelemetry | None = field(default=None, repr=False)
+    row_views: dict = field(default_factory=dict, repr=False)  # (start, stop) -> (weight rows, state view)
+
+    def rows(self, start: int, stop: int) -> tuple[torch.Tensor, ForgeParamState]:
+        """(weight rows, state view) of rows [start, stop), made once: a fused step's launch
+        is replayed only for the same weight and state objects."""
+        view = self.row_views.get((start, stop))
+        if view is None:
+            if len(self.row_views) >= 256:  # blocks follow the token count: a long-lived run of many shapes
+                self.row_views.clear()
+            view = self.row_views[(start, stop)] = (self.weight[start:stop], self.state.row_view(start, stop))
+        return view
 
 
 class ForgeEngine:
@@ -186,6 +197,36 @@ class ForgeEngine:
         """
         if handle.transposed:
             grad_output, input = input, grad_output
+        last = self._begin_backward(handle)
+        self._consume(handle, grad_output, input, last, None)
+        if last:
+            self._finish_backward(handle)
+
+    def backward_rows(self, handle: ManagedWeight, input: torch.Tensor, blocks: Sequence[tuple[int, int]],
+                      grad_output_of: Callable[[int, int], torch.Tensor]) -> None:
+        """``backward`` for a weight whose dY is produced one row block at a time (an LM head
+        fused with its loss never holds dY for the whole vocabulary). ``blocks`` are
+        consecutive (start, stop) ranges covering every row once; ``grad_output_of(start,
+        stop)`` returns dY[:, start:stop], and rows [start, stop) are stepped (or
+        accumulated) before the next block is asked for, so the producer may read the rows
+        of later blocks, still at their pre-update values."""
+        if handle.transposed:
+            raise ValueError(f"{handle.name}: a transposed (Conv1D) weight cannot be stepped in row blocks")
+        rows = handle.weight.shape[0]
+        blocks = list(blocks)
+        starts, stops = [a for a, _ in blocks], [b for _, b in blocks]
+        if not blocks or starts[0] != 0 or stops[-1] != rows or starts[1:] != stops[:-1] or any(
+                a >= b for a, b in blocks):
+            raise ValueError(f"{handle.name}: row blocks {blocks[:4]}... must be consecutive non-empty ranges "
+                             f"covering rows 0..{rows}")
+        last = self._begin_backward(handle)
+        for start, stop in blocks:
+            self._consume(handle, grad_output_of(start, stop), input, last, (start, stop))
+        if last:
+            self._finish_backward(handle)
+
+    def _begin_backward(self, handle: ManagedWeight) -> bool:
+        """Count this backward's micro-batch; True when it is the last one before ``step()``."""
         if handle.stepped_iteration == self.iteration and not self.deferred:
             raise RuntimeError(
                 f"{handle.name}: a second backward reached this fused weight before optimizer.step(); "
@@ -194,16 +235,31 @@ class ForgeEngine:
                 "forward must not be fused"
             )
         handle.micro_batches += 1
-        last = handle.micro_batches == self.grad_accumulation
+        return handle.micro_batches == self.grad_accumulation
+
+    def _consume(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor, last: bool,
+                 rows: tuple[int, int] | None) -> None:
+        """Accumulate (earlier micro-batches, deferred mode) or step rows ``rows`` (None: all)."""
         if self.deferred or not last:
             if handle.accum is None:
                 dtype = torch.float32 if self.deferred else ACCUMULATION_DTYPES[self.accumulation_dtype]
                 handle.accum = torch.zeros(handle.weight.shape, dtype=dtype, device=handle.weight.device)
-            ops.accumulate_wgrad(grad_output, input, handle.accum, backend=self.backend, allow_tf32=self.allow_tf32)
-            if last:
-                handle.stepped_iteration = self.iteration  # deferred: the step runs in step()
-            return
-        self._fused_step(handle, grad_output, input)
+            accum = handle.accum if rows is None else handle.accum[rows[0]:rows[1]]
+            ops.accumulate_wgrad(grad_output, input, accum, backend=self.backend, allow_tf32=self.allow_tf32)
+        else:
+            self._fused_step(handle, grad_output, input, rows)
+
+    def _finish_backward(self, handle: ManagedWeight) -> None:
+        """After the last micro-batch's backward: the step was taken (deferred: at ``step()``)."""
+        if self.deferred:
+            handle.stepped_iteration = self.iteration
+        else:
+            self._commit(handle)
+
+    def _commit(self, handle: ManagedWeight) -> None:
+        handle.state.commit_step(handle.pending)
+        handle.accum = None
+        handle.stepped_iteration = self.iteration
 
     def bias_backward(self, handle: ManagedWeight, grad_output: torch.Tensor) -> None:
         """A bias seen as an (out, 1) weight: its gradient is dY^T 1."""
@@ -232,18 +288,21 @@ class ForgeEngine:
             h.pending = p
         self._prepared_iteration = self.iteration
 
-    def _fused_step(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor) -> None:
+    def _fused_step(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor,
+                    rows: tuple[int, int] | None = None) -> None:
+        """The fused step of the weight, or of its rows ``rows`` (the caller commits the step)."""
+        weight, state, accum = handle.weight, handle.state, handle.accum
+        if rows is not None:
+            weight, state = handle.rows(*rows)
+            accum = None if accum is None else accum[rows[0]:rows[1]]
         scale = self.grad_scale
         if handle.grad_scale is not None:
             scale = handle.grad_scale if scale is None else scale * handle.grad_scale
         ops.fused_wgrad_step(
-            grad_output, input, handle.weight, handle.state, self._prepare(handle),
-            accumulated=handle.accum, grad_scale=scale, telemetry=self._telemetry(handle),
+            grad_output, input, weight, state, self._prepare(handle),
+            accumulated=accum, grad_scale=scale, telemetry=self._telemetry(handle),
             backend=self.backend, allow_tf32=self.allow_tf32,
         )
-        handle.state.commit_step(handle.pending)
-        handle.accum = None
-        handle.stepped_iteration = self.iteration
 
     def _empty_operands(self, handle: ManagedWeight) -> tuple[torch.Tensor, torch.Tensor]:
         out_f, in_f = handle.weight.shape
@@ -265,8 +324,10 @@ class ForgeEngine:
         for handle in self.managed:
             if self.deferred and handle.accum is not None:
                 self._fused_step(handle, *self._empty_operands(handle))
+                self._commit(handle)
             elif handle.stepped_iteration != self.iteration and handle.step_when_unused:
                 self._fused_step(handle, *self._empty_operands(handle))
+                self._commit(handle)
             handle.micro_batches = 0
         if self._sumsq is not None:
             self.last_sumsq = self._sumsq.clone()

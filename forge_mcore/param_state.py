@@ -10,6 +10,7 @@ calls ``prepare_step(group)`` when a backward starts; the backward then runs
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping
@@ -136,6 +137,26 @@ class ForgeParamState:
         copy_scalars_to_device(self.hyper_buffer, [pending.values])
         self.commit_step(pending)
         return self.hyper_buffer
+
+    def row_view(self, start: int, stop: int) -> "ForgeParamState":
+        """The state of rows [start, stop) of the weight: views of the same tensors, so a
+        fused step on the weight's rows updates this state in place. It has its own launch
+        cache and never advances the step count: the whole weight's state commits the step
+        once every row block has run (``ForgeEngine.backward_rows``)."""
+        if self.store.stochastic:
+            # the random bits are keyed by the element's offset in the tensor the kernel sees:
+            # every row block would round with the same bits
+            raise ValueError(
+                f"weight_store {self.store.name!r} cannot be stepped in row blocks (each block would reuse the "
+                "same random bits); use 'bf16' or 'fp32_master'"
+            )
+        rows = self.slots[self.specs[0].slot].data.shape[0] if self.specs else None
+        if not (0 <= start < stop and (rows is None or stop <= rows)):
+            raise ValueError(f"row_view({start}, {stop}) is not a non-empty row range of a {rows}-row state")
+        slots = [None if s is None else type(s)(s.data[start:stop], None if s.scale is None else s.scale[start:stop],
+                                                 s.nonnegative) for s in self.slots]
+        master = None if self.master is None else self.master[start:stop]
+        return dataclasses.replace(self, slots=slots, master=master, launch_cache={})
 
     def state_tensors(self) -> dict[str, torch.Tensor]:
         """The decoded fp32 value of each state, by its torch.optim name."""

@@ -43,6 +43,8 @@ ARMS: dict[str, tuple[str | None, str]] = {
     "forge-bf16": (None, "FORGE, bf16 states"),
     "forge-int8": (None, "FORGE, int8 states"),
     "forge-fp8": (None, "FORGE, fp8 states"),
+    "forge-bf16+loss": (None, "FORGE, bf16 states, LM head fused with the loss (patch(fused_loss=True))"),
+    "forge-int8+loss": (None, "FORGE, int8 states, LM head fused with the loss (patch(fused_loss=True))"),
     "bnb8bit": ("bitsandbytes", "bitsandbytes AdamW8bit"),
     "torchao8bit": ("torchao", "torchao AdamW8bit"),
     "optimi-release": ("optimi", "torch-optimi AdamW, gradient release"),
@@ -130,7 +132,8 @@ def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
             import bitsandbytes as bnb
 
             fallback = bnb.optim.AdamW8bit
-        opt = patch(model, state_dtype=state, lr=LR, clip="none", fallback=fallback)
+        opt = patch(model, state_dtype=state, lr=LR, clip="none", fallback=fallback,
+                    fused_loss=arm.endswith("+loss"))
         return standard(opt), {"coverage": opt.report.coverage, "summary": opt.summary()}
     if arm == "bnb8bit":
         import bitsandbytes as bnb

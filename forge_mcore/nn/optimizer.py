@@ -49,12 +49,15 @@ class PatchReport:
     fused: names of the parameters stepped inside backward.
     not_fused: {name: why} for every other parameter (frozen ones included).
     fused_numel / trainable_numel: element counts (each shared tensor counted once).
+    fused_loss: the model's training forward computes its loss with the LM head fused into it
+        (``patch(fused_loss=True)``; no logits tensor).
     """
 
     fused: list[str] = field(default_factory=list)
     not_fused: dict[str, str] = field(default_factory=dict)
     fused_numel: int = 0
     trainable_numel: int = 0
+    fused_loss: bool = False
 
     @property
     def coverage(self) -> float:
@@ -269,6 +272,9 @@ class ForgeOptimizer(torch.optim.Optimizer):
             lines.append(f"gradient bytes never allocated: {saved / 2**20:,.1f} MiB"
                          + (" (net of the accumulation buffers)" if e.grad_accumulation > 1 else ""))
         lines.append(f"optimizer state of fused weights: {e.state_nbytes() / 2**20:,.1f} MiB")
+        if r.fused_loss:
+            lines.append("loss: LM head and cross-entropy fused, in vocabulary blocks (no logits tensor; the training "
+                         "forward returns logits=None)")
         fallback = type(self.fallback).__name__ if self.fallback is not None else "none"
         lines.append(f"fallback optimizer: {fallback}, {len(self._fallback_names)} tensors")
         by_reason: dict[str, list[str]] = {}

@@ -6,6 +6,8 @@
 #      the other carries that drift);
 #   2. when both are done, the peer table: scripts/device/peers.sh (group A on GPU 0, group B on GPU 1;
 #      ratios within a group), with nothing else running while it is timed.
+# Env: BUDGET (s), TEST_TIMEOUT (s), HOST_ARMS (FORGE arms each interleaved with fused AdamW; default
+#   "forge-bf16 forge-int8"), ARMS_A / ARMS_B (peers.sh's groups).
 # Kind nvidia-h200-x2 (or nvidia-h200: phases in turn, peer groups one after the other), carry [".whl"].
 # Writes under $OUT (8 files): gpu_tests.log host.jsonl peer_gpu0.log peer_gpu1.log
 #   peer_gpu0/e2e_peer.csv peer_gpu1/e2e_peer.csv e2e_peer.csv e2e_peer.png
@@ -26,7 +28,7 @@ test_gpu=$(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') > 1 ? 1 : 0 ))
 ) &
 tests=$!
 [ "$test_gpu" = 0 ] && wait $tests
-for forge in forge-bf16 forge-int8; do
+for forge in ${HOST_ARMS:-forge-bf16 forge-int8}; do
   CUDA_VISIBLE_DEVICES=0 INTERLEAVE=1 timeout 150 python3 scripts/device/host_overhead.py fused $forge \
     >> "$OUT/host.jsonl" 2> /tmp/host.err || tail -n 20 /tmp/host.err
 done

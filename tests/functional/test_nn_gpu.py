@@ -79,3 +79,56 @@ def test_no_activation_or_gradient_outlives_its_step():
     expected = params + opt.engine.state_nbytes() + fallback
     held = torch.cuda.memory_allocated() - before
     assert held <= expected + 2**21, (held, expected)
+
+
+def test_fused_loss_on_gpu_trains_like_torch_adamw(monkeypatch):
+    """patch(fused_loss=True) on CUDA: the LM head stepped by the Triton kernel in row blocks
+    of 32 (its launches replayed per block) against torch.optim.AdamW with HF's loss."""
+    import forge_mcore.nn.loss as loss_mod
+    from tests.unit.nn.reference import HP, assert_weights_close, batches, train
+
+    monkeypatch.setattr(loss_mod, "ROW_MULTIPLE", 8)
+    monkeypatch.setattr(loss_mod, "BLOCK_ELEMENTS", 18 * 32)
+    ref, model = (build_model("llama-tiny", device="cuda") for _ in range(2))
+    data = batches(ref, 10)
+    ref_opt = torch.optim.AdamW(ref.parameters(), **HP)
+    opt = forge_mcore.patch(model, state_dtype="fp32", clip="none", fused_loss=True, **HP)
+    replays = forge_mcore.ops.launch_counts["replay"]
+    assert train(model, opt, data) == pytest.approx(train(ref, ref_opt, data), rel=1e-4)
+    assert_weights_close(ref, model, rtol=1e-4, what="llama-tiny, fused loss")
+    (head,) = [h for h in opt.engine.managed if h.name == "lm_head.weight"]
+    assert len(head.row_views) == 4
+    assert all(forge_mcore.ops._Replay in state.launch_cache for _, state in head.row_views.values())
+    assert forge_mcore.ops.launch_counts["replay"] - replays >= (len(data) - 2) * (len(opt.engine.managed) + 3)
+
+
+def test_fused_loss_lowers_the_peak_by_the_logits_buffers():
+    """A 32k vocabulary at 1024 tokens, bf16: HF's loss holds fp32 logits-sized buffers
+    (128 MiB each) at the peak; the fused loss holds none of them."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=32768, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=False, use_cache=False)
+    peaks = {}
+    for fused_loss in (False, True):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(config).to("cuda", torch.bfloat16)
+        opt = forge_mcore.patch(model, lr=1e-4, clip="none", fused_loss=fused_loss)
+        batch = example_batch(model, 2, 512, generator=torch.Generator().manual_seed(0))
+        losses = []
+        for step in range(3):
+            if step == 2:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+                base = torch.cuda.memory_allocated()
+            loss = training_loss(model, batch)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            losses.append(loss.item())
+        peaks[fused_loss] = (torch.cuda.max_memory_allocated() - base) / 2**20
+        assert all(torch.isfinite(torch.tensor(losses))), losses
+        del model, opt, loss
+        torch.cuda.empty_cache()
+    logits_fp32 = 2 * 512 * 32768 * 4 / 2**20  # 128 MiB
+    assert peaks[True] < peaks[False] - 2 * logits_fp32, peaks

@@ -1,0 +1,201 @@
+"""The LM head fused with its cross-entropy loss: no logits tensor, and with FORGE no head gradient.
+
+HF's causal-LM loss materializes the logits (tokens x vocab, bf16), upcasts them
+to fp32 and keeps fp32 buffers of the same size through the softmax backward: at
+Qwen3's 151,936-entry vocabulary that is ~1 GiB per 512 tokens, at the moment
+every activation is still alive, and it sets a FORGE run's peak (``docs/nn.md``).
+
+``linear_cross_entropy`` computes the same loss one vocabulary block at a time:
+
+* forward: each block's logits (the head's own dtype, then fp32 as HF upcasts
+  them) feed a running log-sum-exp and the target logit; only the per-token
+  log-sum-exp is kept;
+* backward: each block's logits are recomputed, its dlogits = (softmax - onehot)
+  * dloss formed, dX accumulated in fp32 from the pre-update rows, and then the
+  rows are stepped by the fused kernel from (dlogits block, X)
+  (``ForgeEngine.backward_rows``): the head's weight gradient never exists. A
+  head that is not fused (tied to the embedding, excluded) gets its gradient
+  block by block instead, each row block one GEMM.
+
+The result is HF's loss with the same reduction: mean over non-ignored targets,
+or sum / ``num_items_in_batch`` when given.
+
+``fuse_causal_lm_loss(model)`` (``patch(..., fused_loss=True)``) makes an HF
+causal-LM's training forward use it; its output then has ``logits=None``.
+Forwards without labels or without grad (evaluation, generation) are the
+model's own.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .linear import FusedSite, _autocast_dtype, check_site
+
+# Elements of one fp32 logits block (32 MiB); the block's rows are this over the token count.
+BLOCK_ELEMENTS = 1 << 23
+# Block rows are a multiple of this: whole kernel tiles, the same tile grid as an unblocked step.
+ROW_MULTIPLE = 256
+
+
+def vocab_blocks(vocab: int, tokens: int, rows: int | None = None) -> list[tuple[int, int]]:
+    """(start, stop) row blocks of a ``vocab``-row head for ``tokens`` tokens."""
+    if rows is None:
+        rows = max(ROW_MULTIPLE, BLOCK_ELEMENTS // max(tokens, 1) // ROW_MULTIPLE * ROW_MULTIPLE)
+    if not isinstance(rows, int) or rows < 1:
+        raise ValueError(f"block rows must be a positive int, got {rows!r}")
+    return [(start, min(start + rows, vocab)) for start in range(0, vocab, rows)]
+
+
+class LinearCrossEntropyFunction(torch.autograd.Function):
+    """``cross_entropy(F.linear(hidden, weight).float(), labels)`` in vocabulary blocks (module docstring)."""
+
+    @staticmethod
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, site: FusedSite | None, labels: torch.Tensor,
+                ignore_index: int, num_items: torch.Tensor | float | None, block_rows: int | None) -> torch.Tensor:
+        compute = _autocast_dtype(hidden) or weight.dtype
+        wide = torch.promote_types(compute, torch.float32)  # the loss's precision (HF: .float())
+        blocks = vocab_blocks(weight.shape[0], hidden.shape[0], block_rows)
+        with torch.autocast(hidden.device.type, enabled=False):
+            h = hidden.to(compute)
+            valid = labels != ignore_index
+            lse = torch.full((h.shape[0],), float("-inf"), dtype=wide, device=h.device)
+            target = torch.zeros_like(lse)
+            for start, stop in blocks:
+                logits = F.linear(h, weight[start:stop].to(compute)).to(wide)
+                lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=1))
+                inside = valid & (labels >= start) & (labels < stop)
+                picked = logits.gather(1, (labels - start).clamp(0, stop - start - 1)[:, None]).squeeze(1)
+                target += torch.where(inside, picked, 0.0)
+            divisor = valid.sum() if num_items is None else num_items
+            loss = torch.where(valid, lse - target, 0.0).sum() / divisor
+        ctx.save_for_backward(hidden, weight, labels, lse)
+        ctx.site, ctx.compute, ctx.blocks, ctx.divisor = site, compute, blocks, divisor
+        ctx.ignore_index = ignore_index
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss: torch.Tensor):
+        if torch.is_grad_enabled():
+            raise RuntimeError("backward(create_graph=True) through forge_mcore's fused LM-head loss is not supported")
+        hidden, weight, labels, lse = ctx.saved_tensors
+        site: FusedSite | None = ctx.site
+        valid = labels != ctx.ignore_index
+        with torch.autocast(hidden.device.type, enabled=False):
+            h = hidden.to(ctx.compute)
+            coef = torch.where(valid, grad_loss.to(lse.dtype) / ctx.divisor, 0.0)[:, None]  # per-token dloss
+            grad_hidden = torch.zeros(h.shape, dtype=lse.dtype, device=h.device) if ctx.needs_input_grad[0] \
+                else None
+
+            def block_grad(start: int, stop: int) -> torch.Tensor:
+                """dlogits of rows [start, stop), and their share of dX from the rows' current values."""
+                rows = weight[start:stop].to(ctx.compute)
+                probs = torch.exp(F.linear(h, rows).to(lse.dtype) - lse[:, None])
+                inside = valid & (labels >= start) & (labels < stop)
+                onehot = (labels - start).clamp(0, stop - start - 1)[:, None]
+                probs.scatter_add_(1, onehot, -inside.to(probs.dtype)[:, None])
+                dlogits = (probs * coef).to(ctx.compute)
+                if grad_hidden is not None:
+                    grad_hidden.add_(dlogits @ rows)
+                return dlogits
+
+            grad_weight = None
+            if site is not None:  # fused: each block's rows stepped right after their dX share
+                site.engine.backward_rows(site.weight, h, ctx.blocks, block_grad)
+            elif ctx.needs_input_grad[1]:
+                grad_weight = torch.empty_like(weight)
+                for start, stop in ctx.blocks:
+                    grad_weight[start:stop] = (block_grad(start, stop).t() @ h).to(weight.dtype)
+        grad_hidden = grad_hidden.to(hidden.dtype) if grad_hidden is not None else None
+        return grad_hidden, grad_weight, None, None, None, None, None
+
+
+def linear_cross_entropy(hidden: torch.Tensor, head: nn.Linear, labels: torch.Tensor, *, ignore_index: int = -100,
+                         num_items_in_batch: torch.Tensor | int | None = None, block_rows: int | None = None
+                         ) -> torch.Tensor:
+    """``F.cross_entropy(head(hidden).float().view(-1, V), labels.view(-1), ignore_index=...)``
+    (mean over non-ignored targets; sum / ``num_items_in_batch`` when given) without the logits.
+
+    hidden: (..., H) activations entering the head; labels: (...) target ids, already shifted.
+    head: an ``nn.Linear`` without bias (FORGE-fused or not; see the module docstring).
+    block_rows: vocabulary rows per block (default: 32 MiB of fp32 logits per block).
+    """
+    if not isinstance(head, nn.Linear) or head.bias is not None:
+        raise TypeError(f"linear_cross_entropy needs a bias-free nn.Linear head, got {type(head).__name__}"
+                        + (" with a bias" if isinstance(head, nn.Linear) else ""))
+    if hidden.shape[:-1] != labels.shape:
+        raise ValueError(f"hidden {tuple(hidden.shape)} and labels {tuple(labels.shape)} disagree on the token "
+                         "dimensions")
+    site = getattr(head, "_forge_site", None)
+    if site is not None:
+        check_site(site, head.weight)
+    flat_hidden, flat_labels = hidden.reshape(-1, hidden.shape[-1]), labels.reshape(-1).to(hidden.device)
+    if not torch.is_grad_enabled() or not head.weight.requires_grad:
+        site = None  # nothing to step: the plain blockwise loss
+    return LinearCrossEntropyFunction.apply(flat_hidden, head.weight, site, flat_labels, ignore_index,
+                                            num_items_in_batch, block_rows)
+
+
+# ---------------------------------------------------------------------------
+# HF causal LMs
+# ---------------------------------------------------------------------------
+
+# Causal-LM classes whose forward is "decoder -> lm_head -> ForCausalLMLoss", reproduced below.
+SUPPORTED_CAUSAL_LMS = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+
+
+def check_causal_lm(model: nn.Module) -> None:
+    """Raise, naming what to change, if ``fuse_causal_lm_loss`` cannot reproduce this model's loss."""
+    name = type(model).__name__
+    if name not in SUPPORTED_CAUSAL_LMS:
+        raise ValueError(
+            f"fused_loss=True supports HF {', '.join(SUPPORTED_CAUSAL_LMS)}; got {name}. For another model compute "
+            "the loss with forge_mcore.nn.linear_cross_entropy(hidden, lm_head, shifted_labels), or pass "
+            "fused_loss=False"
+        )
+    head = getattr(model, "lm_head", None)
+    if not isinstance(head, nn.Linear) or head.bias is not None or not isinstance(getattr(model, "model", None),
+                                                                               nn.Module):
+        raise ValueError(f"fused_loss=True: {name} has no bias-free nn.Linear lm_head over a .model decoder")
+    if "forward" in model.__dict__:
+        raise RuntimeError(f"fused_loss=True: {name}.forward is already overridden on this instance (by another "
+                           "library's patch?); the fused loss would replace it")
+
+
+def _fused_loss_forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                        inputs_embeds=None, labels=None, use_cache=None, logits_to_keep=0, **kwargs: Any):
+    shift_labels = kwargs.get("shift_labels")
+    if (labels is None and shift_labels is None) or not torch.is_grad_enabled():
+        return type(self).forward(self, input_ids=input_ids, attention_mask=attention_mask,
+                                  position_ids=position_ids, past_key_values=past_key_values,
+                                  inputs_embeds=inputs_embeds, labels=labels, use_cache=use_cache,
+                                  logits_to_keep=logits_to_keep, **kwargs)
+    from transformers.modeling_outputs import CausalLMOutputWithPast
+
+    outputs = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                         past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache, **kwargs)
+    ignore_index = kwargs.get("ignore_index", -100)
+    if shift_labels is None:  # as transformers' ForCausalLMLoss: position t predicts label t+1
+        shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
+    loss = linear_cross_entropy(outputs.last_hidden_state, self.lm_head, shift_labels, ignore_index=ignore_index,
+                                num_items_in_batch=kwargs.get("num_items_in_batch"))
+    return CausalLMOutputWithPast(loss=loss, logits=None, past_key_values=outputs.past_key_values,
+                                  hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+
+
+def fuse_causal_lm_loss(model: nn.Module) -> None:
+    """Make ``model``'s training forward (labels given, grad enabled) compute its loss with
+    ``linear_cross_entropy`` and return ``logits=None``; ``unfuse_causal_lm_loss`` undoes it."""
+    check_causal_lm(model)
+    model.forward = types.MethodType(_fused_loss_forward, model)
+
+
+def unfuse_causal_lm_loss(model: nn.Module) -> None:
+    if getattr(model.__dict__.get("forward"), "__func__", None) is not _fused_loss_forward:
+        raise ValueError("this model's loss is not fused (fuse_causal_lm_loss was not called on it)")
+    del model.forward
