@@ -67,11 +67,13 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
             lse = torch.full((h.shape[0],), float("-inf"), dtype=wide, device=h.device)
             target = torch.zeros_like(lse)
             for start, stop in blocks:
+                # one fp32 block at a time, worked in place: it is the only tensor of the loss at the peak
                 logits = F.linear(h, weight[start:stop].to(compute)).to(wide)
-                lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=1))
                 inside = valid & (labels >= start) & (labels < stop)
                 picked = logits.gather(1, (labels - start).clamp(0, stop - start - 1)[:, None]).squeeze(1)
                 target += torch.where(inside, picked, 0.0)
+                peak = logits.amax(dim=1)
+                lse = torch.logaddexp(lse, peak + logits.sub_(peak[:, None]).exp_().sum(dim=1).log())
             divisor = valid.sum() if num_items is None else num_items
             loss = torch.where(valid, lse - target, 0.0).sum() / divisor
         ctx.save_for_backward(hidden, weight, labels, lse)
@@ -95,11 +97,12 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
             def block_grad(start: int, stop: int) -> torch.Tensor:
                 """dlogits of rows [start, stop), and their share of dX from the rows' current values."""
                 rows = weight[start:stop].to(ctx.compute)
-                probs = torch.exp(F.linear(h, rows).to(lse.dtype) - lse[:, None])
+                probs = F.linear(h, rows).to(lse.dtype).sub_(lse[:, None]).exp_()  # in place, as in forward
                 inside = valid & (labels >= start) & (labels < stop)
                 onehot = (labels - start).clamp(0, stop - start - 1)[:, None]
                 probs.scatter_add_(1, onehot, -inside.to(probs.dtype)[:, None])
-                dlogits = (probs * coef).to(ctx.compute)
+                dlogits = probs.mul_(coef).to(ctx.compute)
+                del probs
                 if grad_hidden is not None:
                     grad_hidden.add_(dlogits @ rows)
                 return dlogits

@@ -17,9 +17,10 @@ from forge_mcore.models import build_model, example_batch, training_loss
 pytestmark = pytest.mark.gpu
 
 
-def test_backward_never_synchronizes():
-    model = build_model("qwen3-tiny", dtype=torch.bfloat16, device="cuda", seed=0)
-    opt = forge_mcore.patch(model, lr=1e-3, clip="none")
+@pytest.mark.parametrize("name, fused_loss", [("qwen3-tiny", False), ("llama-tiny", True)])
+def test_backward_never_synchronizes(name, fused_loss):
+    model = build_model(name, dtype=torch.bfloat16, device="cuda", seed=0)
+    opt = forge_mcore.patch(model, lr=1e-3, clip="none", fused_loss=fused_loss)
     batch = example_batch(model, 2, 16, generator=torch.Generator().manual_seed(0))
     for _ in range(2):  # the first step tunes (timing synchronizes) and allocates fallback state
         training_loss(model, batch).backward()
