@@ -37,8 +37,10 @@ from torch import nn
 
 from .linear import FusedSite, _autocast_dtype, check_site
 
-# Elements of one fp32 logits block (32 MiB); the block's rows are this over the token count.
-BLOCK_ELEMENTS = 1 << 23
+# Elements of one fp32 logits block (16 MiB); the block's rows are this over the token count. At
+# Qwen3-8B, 512 tokens, 2^23 put the loss's blocks 47 MB above the rest of the step's peak, 2^22
+# 8 MB, 2^21 none (scripts/device/loss_peak.py, results/2026-11-30/session6/).
+BLOCK_ELEMENTS = 1 << 22
 # Block rows are a multiple of this: whole kernel tiles, the same tile grid as an unblocked step.
 ROW_MULTIPLE = 256
 
@@ -61,47 +63,59 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
         compute = _autocast_dtype(hidden) or weight.dtype
         wide = torch.promote_types(compute, torch.float32)  # the loss's precision (HF: .float())
         blocks = vocab_blocks(weight.shape[0], hidden.shape[0], block_rows)
+        width = blocks[0][1] - blocks[0][0]
         with torch.autocast(hidden.device.type, enabled=False):
             h = hidden.to(compute)
             valid = labels != ignore_index
-            lse = torch.full((h.shape[0],), float("-inf"), dtype=wide, device=h.device)
-            target = torch.zeros_like(lse)
-            for start, stop in blocks:
+            # which block holds each token's target (-1: ignored) and where in the block
+            target_block, target_row = torch.where(valid, labels // width, -1), labels % width
+            target = torch.zeros(h.shape[0], dtype=wide, device=h.device)
+            maxes, sums = [], []
+            for b, (start, stop) in enumerate(blocks):
                 # one fp32 block at a time, worked in place: it is the only tensor of the loss at the peak
                 logits = F.linear(h, weight[start:stop].to(compute)).to(wide)
-                inside = valid & (labels >= start) & (labels < stop)
-                picked = logits.gather(1, (labels - start).clamp(0, stop - start - 1)[:, None]).squeeze(1)
-                target += torch.where(inside, picked, 0.0)
+                row = target_row if stop - start == width else target_row.clamp(max=stop - start - 1)
+                target += torch.where(target_block == b, logits.gather(1, row[:, None]).squeeze(1), 0.0)
                 peak = logits.amax(dim=1)
-                lse = torch.logaddexp(lse, peak + logits.sub_(peak[:, None]).exp_().sum(dim=1).log())
+                maxes.append(peak)
+                sums.append(logits.sub_(peak[:, None]).exp_().sum(dim=1))
+            # the blocks' partial sums combined in float64 (a few values per token): no rounding beyond
+            # what each block's own fp32 sum has
+            maxes = torch.stack(maxes).double()
+            top = maxes.amax(dim=0)
+            lse = (top + (torch.stack(sums).double() * (maxes - top).exp()).sum(dim=0).log()).to(wide)
             divisor = valid.sum() if num_items is None else num_items
             loss = torch.where(valid, lse - target, 0.0).sum() / divisor
-        ctx.save_for_backward(hidden, weight, labels, lse)
+        ctx.save_for_backward(hidden, weight, lse, valid, target_block, target_row)
         ctx.site, ctx.compute, ctx.blocks, ctx.divisor = site, compute, blocks, divisor
-        ctx.ignore_index = ignore_index
         return loss
 
     @staticmethod
     def backward(ctx, grad_loss: torch.Tensor):
         if torch.is_grad_enabled():
             raise RuntimeError("backward(create_graph=True) through forge_mcore's fused LM-head loss is not supported")
-        hidden, weight, labels, lse = ctx.saved_tensors
+        hidden, weight, lse, valid, target_block, target_row = ctx.saved_tensors
         site: FusedSite | None = ctx.site
-        valid = labels != ctx.ignore_index
+        blocks = ctx.blocks
+        width = blocks[0][1] - blocks[0][0]
         with torch.autocast(hidden.device.type, enabled=False):
             h = hidden.to(ctx.compute)
-            coef = torch.where(valid, grad_loss.to(lse.dtype) / ctx.divisor, 0.0)[:, None]  # per-token dloss
+            coef = torch.where(valid, grad_loss.to(lse.dtype) / ctx.divisor, 0.0)  # d loss / d (token's loss)
             grad_hidden = torch.zeros(h.shape, dtype=lse.dtype, device=h.device) if ctx.needs_input_grad[0] \
                 else None
+            index = {b: 0 for b in range(len(blocks))}
+            for b, (start, _) in enumerate(blocks):
+                index[start] = b
 
             def block_grad(start: int, stop: int) -> torch.Tensor:
-                """dlogits of rows [start, stop), and their share of dX from the rows' current values."""
+                """dlogits of rows [start, stop) = (softmax - onehot) * coef, and their share of dX
+                from the rows' current (pre-update) values."""
+                b = index[start]
                 rows = weight[start:stop].to(ctx.compute)
-                probs = F.linear(h, rows).to(lse.dtype).sub_(lse[:, None]).exp_()  # in place, as in forward
-                inside = valid & (labels >= start) & (labels < stop)
-                onehot = (labels - start).clamp(0, stop - start - 1)[:, None]
-                probs.scatter_add_(1, onehot, -inside.to(probs.dtype)[:, None])
-                dlogits = probs.mul_(coef).to(ctx.compute)
+                probs = F.linear(h, rows).to(lse.dtype).sub_(lse[:, None]).exp_().mul_(coef[:, None])  # in place
+                row = target_row if stop - start == width else target_row.clamp(max=stop - start - 1)
+                probs.scatter_add_(1, row[:, None], torch.where(target_block == b, -coef, 0.0)[:, None])
+                dlogits = probs.to(ctx.compute)
                 del probs
                 if grad_hidden is not None:
                     grad_hidden.add_(dlogits @ rows)
@@ -109,10 +123,10 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
 
             grad_weight = None
             if site is not None:  # fused: each block's rows stepped right after their dX share
-                site.engine.backward_rows(site.weight, h, ctx.blocks, block_grad)
+                site.engine.backward_rows(site.weight, h, blocks, block_grad)
             elif ctx.needs_input_grad[1]:
                 grad_weight = torch.empty_like(weight)
-                for start, stop in ctx.blocks:
+                for start, stop in blocks:
                     grad_weight[start:stop] = (block_grad(start, stop).t() @ h).to(weight.dtype)
         grad_hidden = grad_hidden.to(hidden.dtype) if grad_hidden is not None else None
         return grad_hidden, grad_weight, None, None, None, None, None
