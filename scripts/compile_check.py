@@ -28,7 +28,7 @@ from triton.runtime.jit import mangle_type
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import forge_mcore as fm  # noqa: E402
 from forge_mcore import ops  # noqa: E402
-from forge_mcore.kernels import fused_wgrad  # noqa: E402
+from forge_mcore.kernels import cross_entropy, fused_wgrad  # noqa: E402
 from forge_mcore.kernels.configs import CANDIDATES, CONFIGS  # noqa: E402
 
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
@@ -59,7 +59,7 @@ class _OfflineCompile:
         self.arg_names, self.constexprs = kernel.arg_names, kernel.constexprs
 
     def __getitem__(self, grid):
-        def compile_(*args, num_warps, num_stages, maxnreg=None, **constexprs):
+        def compile_(*args, num_warps=4, num_stages=3, maxnreg=None, **constexprs):  # Triton's defaults
             names = [n for n in self.kernel.arg_names if n not in constexprs]
             sig, attrs = {}, {}
             for i, (name, arg) in enumerate(zip(names, args)):
@@ -134,7 +134,28 @@ def main() -> None:
             except Exception as exc:
                 failures += 1
                 print(f"FAIL  tma={tma} accumulate: {str(exc).splitlines()[-1][:300]}")
+    failures += _compile_cross_entropy()
     sys.exit(1 if failures else 0)
+
+
+def _compile_cross_entropy() -> int:
+    """The blockwise loss's two kernels (``kernels/cross_entropy.py``), bf16 and fp32 logits."""
+    failures = 0
+    cross_entropy._block_stats_kernel = _OfflineCompile(cross_entropy._block_stats_kernel)
+    cross_entropy._block_dlogits_kernel = _OfflineCompile(cross_entropy._block_dlogits_kernel)
+    rows, index, values = 8, torch.zeros(8, dtype=torch.long), torch.zeros(8)
+    for dtype in (torch.bfloat16, torch.float32):
+        logits = torch.zeros(rows, 3000, dtype=dtype)
+        calls = (("block_stats", cross_entropy.block_stats, (logits, index, index, 0, values, values, values)),
+                 ("block_dlogits_", cross_entropy.block_dlogits_, (logits, values, values, index, index, 0)))
+        for name, launcher, args in calls:
+            try:
+                launcher(*args)
+                print(f"ok    cross_entropy.{name} {dtype}: {results[-1]}", flush=True)
+            except Exception as exc:
+                failures += 1
+                print(f"FAIL  cross_entropy.{name} {dtype}: {str(exc).splitlines()[-1][:300]}", flush=True)
+    return failures
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ ARMS: dict[str, tuple[str | None, str]] = {
     "forge-fp8": (None, "FORGE, fp8 states"),
     "forge-bf16+loss": (None, "FORGE, bf16 states, LM head fused with the loss (patch(fused_loss=True))"),
     "forge-int8+loss": (None, "FORGE, int8 states, LM head fused with the loss (patch(fused_loss=True))"),
+    "forge-bf16+lossk": (None, "FORGE, bf16 states, fused loss on its Triton kernels (loss.DEFAULT_BACKEND='triton')"),
+    "forge-int8+lossk": (None, "FORGE, int8 states, fused loss on its Triton kernels (loss.DEFAULT_BACKEND='triton')"),
     "bnb8bit": ("bitsandbytes", "bitsandbytes AdamW8bit"),
     "torchao8bit": ("torchao", "torchao AdamW8bit"),
     "optimi-release": ("optimi", "torch-optimi AdamW, gradient release"),
@@ -132,8 +134,12 @@ def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
             import bitsandbytes as bnb
 
             fallback = bnb.optim.AdamW8bit
+        if arm.endswith("+lossk"):
+            from ..nn import loss
+
+            loss.DEFAULT_BACKEND = "triton"
         opt = patch(model, state_dtype=state, lr=LR, clip="none", fallback=fallback,
-                    fused_loss=arm.endswith("+loss"))
+                    fused_loss=arm.endswith(("+loss", "+lossk")))
         return standard(opt), {"coverage": opt.report.coverage, "summary": opt.summary()}
     if arm == "bnb8bit":
         import bitsandbytes as bnb

@@ -35,12 +35,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..kernels.cross_entropy import block_dlogits_, block_stats
+from ..ops import resolve_backend
 from .linear import FusedSite, _autocast_dtype, check_site
 
 # Elements of one fp32 logits block (16 MiB); the block's rows are this over the token count. At
 # Qwen3-8B, 512 tokens, 2^23 put the loss's blocks 47 MB above the rest of the step's peak, 2^22
 # 8 MB, 2^21 none (scripts/device/loss_peak.py, results/2026-11-30/session6/).
 BLOCK_ELEMENTS = 1 << 22
+# Backend of linear_cross_entropy when none is given: torch ops per block. The kernels
+# ("triton") pass the interpreter and compile for sm_90; they become the CUDA default once
+# measured on a GPU (docs/nn.md; the e2e arms "+lossk" select them).
+DEFAULT_BACKEND = "torch"
 # Block rows are a multiple of this: whole kernel tiles, the same tile grid as an unblocked step.
 ROW_MULTIPLE = 256
 
@@ -54,40 +60,64 @@ def vocab_blocks(vocab: int, tokens: int, rows: int | None = None) -> list[tuple
     return [(start, min(start + rows, vocab)) for start in range(0, vocab, rows)]
 
 
+def _block_stats_torch(logits: torch.Tensor, wide: torch.dtype, target_row: torch.Tensor,
+                       target_block: torch.Tensor, b: int, maxes: torch.Tensor, sums: torch.Tensor,
+                       target: torch.Tensor) -> None:
+    """Torch twin of ``kernels.cross_entropy.block_stats`` (any float dtype; CPU and the reference)."""
+    x = logits.to(wide)  # one block at a time, worked in place
+    row = target_row.clamp(max=x.shape[1] - 1)
+    target += torch.where(target_block == b, x.gather(1, row[:, None]).squeeze(1), 0.0)
+    maxes[b] = x.amax(dim=1)
+    sums[b] = x.sub_(maxes[b][:, None]).exp_().sum(dim=1)
+
+
+def _block_dlogits_torch(logits: torch.Tensor, lse: torch.Tensor, coef: torch.Tensor, target_row: torch.Tensor,
+                         target_block: torch.Tensor, b: int) -> torch.Tensor:
+    """Torch twin of ``kernels.cross_entropy.block_dlogits_``: (softmax - onehot) * coef in
+    ``lse``'s precision, PyTorch's log-softmax backward order, cast to the logits' dtype."""
+    probs = logits.to(lse.dtype).sub_(lse[:, None]).exp_().mul_(coef[:, None])
+    row = target_row.clamp(max=probs.shape[1] - 1)
+    probs.scatter_add_(1, row[:, None], torch.where(target_block == b, -coef, 0.0)[:, None])
+    return probs.to(logits.dtype)
+
+
 class LinearCrossEntropyFunction(torch.autograd.Function):
     """``cross_entropy(F.linear(hidden, weight).float(), labels)`` in vocabulary blocks (module docstring)."""
 
     @staticmethod
     def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, site: FusedSite | None, labels: torch.Tensor,
-                ignore_index: int, num_items: torch.Tensor | float | None, block_rows: int | None) -> torch.Tensor:
+                ignore_index: int, num_items: torch.Tensor | float | None, block_rows: int | None,
+                backend: str) -> torch.Tensor:
         compute = _autocast_dtype(hidden) or weight.dtype
         wide = torch.promote_types(compute, torch.float32)  # the loss's precision (HF: .float())
+        kernels = backend == "triton" and wide == torch.float32
         blocks = vocab_blocks(weight.shape[0], hidden.shape[0], block_rows)
         width = blocks[0][1] - blocks[0][0]
+        tokens = hidden.shape[0]
         with torch.autocast(hidden.device.type, enabled=False):
             h = hidden.to(compute)
             valid = labels != ignore_index
             # which block holds each token's target (-1: ignored) and where in the block
             target_block, target_row = torch.where(valid, labels // width, -1), labels % width
-            target = torch.zeros(h.shape[0], dtype=wide, device=h.device)
-            maxes, sums = [], []
+            target = torch.zeros(tokens, dtype=wide, device=h.device)
+            maxes = torch.empty(len(blocks), tokens, dtype=wide, device=h.device)
+            sums = torch.empty_like(maxes)
             for b, (start, stop) in enumerate(blocks):
-                # one fp32 block at a time, worked in place: it is the only tensor of the loss at the peak
-                logits = F.linear(h, weight[start:stop].to(compute)).to(wide)
-                row = target_row if stop - start == width else target_row.clamp(max=stop - start - 1)
-                target += torch.where(target_block == b, logits.gather(1, row[:, None]).squeeze(1), 0.0)
-                peak = logits.amax(dim=1)
-                maxes.append(peak)
-                sums.append(logits.sub_(peak[:, None]).exp_().sum(dim=1))
+                logits = F.linear(h, weight[start:stop].to(compute))
+                if kernels:
+                    block_stats(logits, target_row, target_block, b, maxes[b], sums[b], target)
+                else:
+                    _block_stats_torch(logits, wide, target_row, target_block, b, maxes, sums, target)
+                del logits
             # the blocks' partial sums combined in float64 (a few values per token): no rounding beyond
-            # what each block's own fp32 sum has
-            maxes = torch.stack(maxes).double()
+            # what each block's own sum has
+            maxes = maxes.double()
             top = maxes.amax(dim=0)
-            lse = (top + (torch.stack(sums).double() * (maxes - top).exp()).sum(dim=0).log()).to(wide)
+            lse = (top + (sums.double() * (maxes - top).exp()).sum(dim=0).log()).to(wide)
             divisor = valid.sum() if num_items is None else num_items
             loss = torch.where(valid, lse - target, 0.0).sum() / divisor
         ctx.save_for_backward(hidden, weight, lse, valid, target_block, target_row)
-        ctx.site, ctx.compute, ctx.blocks, ctx.divisor = site, compute, blocks, divisor
+        ctx.site, ctx.compute, ctx.blocks, ctx.divisor, ctx.kernels = site, compute, blocks, divisor, kernels
         return loss
 
     @staticmethod
@@ -97,26 +127,24 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
         hidden, weight, lse, valid, target_block, target_row = ctx.saved_tensors
         site: FusedSite | None = ctx.site
         blocks = ctx.blocks
-        width = blocks[0][1] - blocks[0][0]
         with torch.autocast(hidden.device.type, enabled=False):
             h = hidden.to(ctx.compute)
             coef = torch.where(valid, grad_loss.to(lse.dtype) / ctx.divisor, 0.0)  # d loss / d (token's loss)
             grad_hidden = torch.zeros(h.shape, dtype=lse.dtype, device=h.device) if ctx.needs_input_grad[0] \
                 else None
-            index = {b: 0 for b in range(len(blocks))}
-            for b, (start, _) in enumerate(blocks):
-                index[start] = b
+            index = {start: b for b, (start, _) in enumerate(blocks)}
 
             def block_grad(start: int, stop: int) -> torch.Tensor:
-                """dlogits of rows [start, stop) = (softmax - onehot) * coef, and their share of dX
-                from the rows' current (pre-update) values."""
+                """dlogits of rows [start, stop), and their share of dX from the rows' current
+                (pre-update) values."""
                 b = index[start]
                 rows = weight[start:stop].to(ctx.compute)
-                probs = F.linear(h, rows).to(lse.dtype).sub_(lse[:, None]).exp_().mul_(coef[:, None])  # in place
-                row = target_row if stop - start == width else target_row.clamp(max=stop - start - 1)
-                probs.scatter_add_(1, row[:, None], torch.where(target_block == b, -coef, 0.0)[:, None])
-                dlogits = probs.to(ctx.compute)
-                del probs
+                logits = F.linear(h, rows)
+                if ctx.kernels:
+                    dlogits = block_dlogits_(logits, lse, coef, target_row, target_block, b)
+                else:
+                    dlogits = _block_dlogits_torch(logits, lse, coef, target_row, target_block, b)
+                del logits
                 if grad_hidden is not None:
                     grad_hidden.add_(dlogits @ rows)
                 return dlogits
@@ -129,18 +157,21 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
                 for start, stop in blocks:
                     grad_weight[start:stop] = (block_grad(start, stop).t() @ h).to(weight.dtype)
         grad_hidden = grad_hidden.to(hidden.dtype) if grad_hidden is not None else None
-        return grad_hidden, grad_weight, None, None, None, None, None
+        return grad_hidden, grad_weight, None, None, None, None, None, None
 
 
 def linear_cross_entropy(hidden: torch.Tensor, head: nn.Linear, labels: torch.Tensor, *, ignore_index: int = -100,
-                         num_items_in_batch: torch.Tensor | int | None = None, block_rows: int | None = None
-                         ) -> torch.Tensor:
+                         num_items_in_batch: torch.Tensor | int | None = None, block_rows: int | None = None,
+                         backend: str | None = None) -> torch.Tensor:
     """``F.cross_entropy(head(hidden).float().view(-1, V), labels.view(-1), ignore_index=...)``
     (mean over non-ignored targets; sum / ``num_items_in_batch`` when given) without the logits.
 
     hidden: (..., H) activations entering the head; labels: (...) target ids, already shifted.
     head: an ``nn.Linear`` without bias (FORGE-fused or not; see the module docstring).
-    block_rows: vocabulary rows per block (default: 32 MiB of fp32 logits per block).
+    block_rows: vocabulary rows per block (default: ``BLOCK_ELEMENTS`` logits per block).
+    backend: ``"torch"`` (torch ops per block) or ``"triton"`` (one kernel per block and
+        direction, ``kernels.cross_entropy``: no fp32 copy of a block; CUDA or the interpreter);
+        default ``DEFAULT_BACKEND``.
     """
     if not isinstance(head, nn.Linear) or head.bias is not None:
         raise TypeError(f"linear_cross_entropy needs a bias-free nn.Linear head, got {type(head).__name__}"
@@ -152,10 +183,11 @@ def linear_cross_entropy(hidden: torch.Tensor, head: nn.Linear, labels: torch.Te
     if site is not None:
         check_site(site, head.weight)
     flat_hidden, flat_labels = hidden.reshape(-1, hidden.shape[-1]), labels.reshape(-1).to(hidden.device)
+    backend = resolve_backend(hidden.device, backend or DEFAULT_BACKEND)
     if not torch.is_grad_enabled() or not head.weight.requires_grad:
         site = None  # nothing to step: the plain blockwise loss
     return LinearCrossEntropyFunction.apply(flat_hidden, head.weight, site, flat_labels, ignore_index,
-                                            num_items_in_batch, block_rows)
+                                            num_items_in_batch, block_rows, backend)
 
 
 # ---------------------------------------------------------------------------

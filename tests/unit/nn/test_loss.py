@@ -146,3 +146,49 @@ def test_training_loss_of_a_fused_model_is_the_hf_loss():
     patch(model, clip="none", fused_loss=True)
     got = training_loss(model, batch)
     assert got.requires_grad and torch.allclose(got, want, rtol=1e-6)
+
+
+def _block_case(dtype, tokens=7, cols=2500, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    logits = (4 * torch.randn(tokens, cols, generator=gen)).to(dtype)
+    target_row = torch.randint(0, cols, (tokens,), generator=gen)
+    target_block = torch.tensor([2, 2, -1, 0, 2, 5, 2])[:tokens]  # this block is 2; -1: ignored
+    return logits, target_row, target_block
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_block_kernels_match_their_torch_twins(dtype):
+    """The per-block Triton kernels (interpreted here) against the torch twins: more columns
+    than one 1024-wide chunk, a partial last chunk, targets in and out of the block."""
+    from forge_mcore.kernels.cross_entropy import block_dlogits_, block_stats
+
+    logits, target_row, target_block = _block_case(dtype)
+    tokens = logits.shape[0]
+    got = [torch.zeros(3, tokens), torch.zeros(3, tokens), torch.zeros(tokens)]
+    want = [torch.zeros(3, tokens), torch.zeros(3, tokens), torch.zeros(tokens)]
+    block_stats(logits, target_row, target_block, 2, got[0][2], got[1][2], got[2])
+    loss_mod._block_stats_torch(logits.clone(), torch.float32, target_row, target_block, 2, *want)
+    for g, w, what in zip(got, want, ("max", "sum of exp", "target logit")):
+        torch.testing.assert_close(g, w, rtol=2e-6, atol=0, msg=what)
+    assert (got[2] != 0).sum() == 4  # the four tokens whose target is in block 2
+
+    lse = want[0][2] + want[1][2].log() + 0.25  # any per-token value
+    coef = torch.tensor([0.5, -1.0, 0.0, 2.0, 1.0, 0.125, 3.0])
+    expected = loss_mod._block_dlogits_torch(logits.clone(), lse, coef, target_row, target_block, 2).float()
+    result = block_dlogits_(logits.clone(), lse, coef, target_row, target_block, 2).float()
+    tol = dict(rtol=1e-5, atol=1e-7) if dtype == torch.float32 else dict(rtol=8e-3, atol=1e-7)  # one bf16 ulp
+    torch.testing.assert_close(result, expected, **tol)
+
+
+def test_triton_and_torch_backends_give_the_same_loss_and_gradients():
+    torch.manual_seed(1)
+    head = nn.Linear(24, 1500, bias=False)
+    hidden = torch.randn(2, 3, 24, requires_grad=True)
+    labels = torch.randint(0, 1500, (2, 3))
+    labels[1, 2] = -100
+    results = {}
+    for backend in ("torch", "triton"):
+        loss = linear_cross_entropy(hidden, head, labels, block_rows=512, backend=backend)
+        results[backend] = (loss, *torch.autograd.grad(loss, [hidden, head.weight]))
+    for a, b, what in zip(results["triton"], results["torch"], ("loss", "hidden", "weight")):
+        torch.testing.assert_close(a, b, rtol=2e-5, atol=1e-7, msg=what)
