@@ -11,14 +11,8 @@ import forge_mcore.nn.loss as loss_mod
 from forge_mcore.engine import ForgeEngine
 from forge_mcore.models import build_model, training_loss
 from forge_mcore.nn import linear_cross_entropy, patch, unpatch
-from tests.unit.nn.reference import (
-    HP,
-    assert_states_close,
-    assert_weights_close,
-    batches,
-    noise_only_coordinates,
-    train,
-)
+from tests.unit.nn import reference
+from tests.unit.nn.reference import HP, batches, train
 
 
 @pytest.fixture
@@ -61,7 +55,7 @@ def test_bad_heads_and_shapes_raise():
 def test_fused_loss_trains_like_torch_adamw_with_hf_loss(name, small_blocks):
     ref, model = build_model(name), build_model(name)
     data = batches(ref, 12)
-    skip = noise_only_coordinates(ref, data)
+    skip = reference.noise_only_coordinates(ref, data)
     ref_opt = torch.optim.AdamW(ref.parameters(), **HP)
     opt = patch(model, state_dtype="fp32", clip="none", fused_loss=True, **HP)
     head_fused = "lm_head.weight" in opt.report.fused
@@ -69,8 +63,8 @@ def test_fused_loss_trains_like_torch_adamw_with_hf_loss(name, small_blocks):
     ref_losses = train(ref, ref_opt, data)
     losses = train(model, opt, data)
     assert losses == pytest.approx(ref_losses, rel=1e-5)
-    assert_weights_close(ref, model, rtol=1e-5, what=name, skip=skip)
-    assert_states_close(ref, ref_opt, opt, rtol=1e-5, skip=skip)
+    reference.assert_weights_close(ref, model, rtol=1e-5, what=name, skip=skip)
+    reference.assert_states_close(ref, ref_opt, opt, rtol=1e-5, skip=skip)
     assert model.lm_head.weight.grad is None
     assert "LM head and cross-entropy fused" in opt.summary()
 
