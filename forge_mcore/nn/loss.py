@@ -97,6 +97,11 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
         with torch.autocast(hidden.device.type, enabled=False):
             h = hidden.to(compute)
             valid = labels != ignore_index
+            # as cross_entropy's device-side assert (no host sync): a target outside the vocabulary
+            # would otherwise silently count as a missing logit
+            torch._assert_async((~valid | ((labels >= 0) & (labels < weight.shape[0]))).all(),
+                                f"linear_cross_entropy: a target is outside [0, {weight.shape[0]}) and is not "
+                                f"ignore_index={ignore_index}")
             # which block holds each token's target (-1: ignored) and where in the block
             target_block, target_row = torch.where(valid, labels // width, -1), labels % width
             target = torch.zeros(tokens, dtype=wide, device=h.device)

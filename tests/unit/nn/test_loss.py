@@ -49,6 +49,11 @@ def test_bad_heads_and_shapes_raise():
         linear_cross_entropy(hidden, nn.Linear(8, 5, bias=False), labels[:, :3])
     with pytest.raises(ValueError, match="positive int"):
         linear_cross_entropy(hidden, nn.Linear(8, 5, bias=False), labels, block_rows=0)
+    for bad in (5, -1):
+        wrong = labels.clone()
+        wrong[1, 2] = bad
+        with pytest.raises(RuntimeError, match="outside"):
+            linear_cross_entropy(hidden, nn.Linear(8, 5, bias=False), wrong)
 
 
 @pytest.mark.parametrize("name", ["llama-tiny", "qwen3-tiny"])  # untied head (fused), tied head (not fused)
