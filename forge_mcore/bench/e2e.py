@@ -43,10 +43,10 @@ ARMS: dict[str, tuple[str | None, str]] = {
     "forge-bf16": (None, "FORGE, bf16 states"),
     "forge-int8": (None, "FORGE, int8 states"),
     "forge-fp8": (None, "FORGE, fp8 states"),
-    "forge-bf16+loss": (None, "FORGE, bf16 states, LM head fused with the loss (patch(fused_loss=True))"),
-    "forge-int8+loss": (None, "FORGE, int8 states, LM head fused with the loss (patch(fused_loss=True))"),
-    "forge-bf16+lossk": (None, "FORGE, bf16 states, fused loss on its Triton kernels (loss.DEFAULT_BACKEND='triton')"),
-    "forge-int8+lossk": (None, "FORGE, int8 states, fused loss on its Triton kernels (loss.DEFAULT_BACKEND='triton')"),
+    "forge-bf16+loss": (None, "FORGE, bf16 states, LM head fused with the loss on torch ops (loss_backend='torch')"),
+    "forge-int8+loss": (None, "FORGE, int8 states, LM head fused with the loss on torch ops (loss_backend='torch')"),
+    "forge-bf16+lossk": (None, "FORGE, bf16 states, fused loss on its Triton kernels (loss_backend='triton')"),
+    "forge-int8+lossk": (None, "FORGE, int8 states, fused loss on its Triton kernels (loss_backend='triton')"),
     "bnb8bit": ("bitsandbytes", "bitsandbytes AdamW8bit"),
     "torchao8bit": ("torchao", "torchao AdamW8bit"),
     "optimi-release": ("optimi", "torch-optimi AdamW, gradient release"),
@@ -134,12 +134,9 @@ def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
             import bitsandbytes as bnb
 
             fallback = bnb.optim.AdamW8bit
-        if arm.endswith("+lossk"):
-            from ..nn import loss
-
-            loss.DEFAULT_BACKEND = "triton"
-        opt = patch(model, state_dtype=state, lr=LR, clip="none", fallback=fallback,
-                    fused_loss=arm.endswith(("+loss", "+lossk")))
+        fused_loss = arm.endswith(("+loss", "+lossk"))
+        opt = patch(model, state_dtype=state, lr=LR, clip="none", fallback=fallback, fused_loss=fused_loss,
+                    loss_backend=("triton" if arm.endswith("+lossk") else "torch") if fused_loss else None)
         return standard(opt), {"coverage": opt.report.coverage, "summary": opt.summary()}
     if arm == "bnb8bit":
         import bitsandbytes as bnb

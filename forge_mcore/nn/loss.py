@@ -237,19 +237,25 @@ def _fused_loss_forward(self, input_ids=None, attention_mask=None, position_ids=
     if shift_labels is None:  # as transformers' ForCausalLMLoss: position t predicts label t+1
         shift_labels = F.pad(labels, (0, 1), value=ignore_index)[..., 1:]
     loss = linear_cross_entropy(outputs.last_hidden_state, self.lm_head, shift_labels, ignore_index=ignore_index,
-                                num_items_in_batch=kwargs.get("num_items_in_batch"))
+                                num_items_in_batch=kwargs.get("num_items_in_batch"),
+                                backend=self.__dict__.get("_forge_loss_backend"))
     return CausalLMOutputWithPast(loss=loss, logits=None, past_key_values=outputs.past_key_values,
                                   hidden_states=outputs.hidden_states, attentions=outputs.attentions)
 
 
-def fuse_causal_lm_loss(model: nn.Module) -> None:
+def fuse_causal_lm_loss(model: nn.Module, backend: str | None = None) -> None:
     """Make ``model``'s training forward (labels given, grad enabled) compute its loss with
-    ``linear_cross_entropy`` and return ``logits=None``; ``unfuse_causal_lm_loss`` undoes it."""
+    ``linear_cross_entropy`` (on ``backend``, default ``DEFAULT_BACKEND``) and return
+    ``logits=None``; ``unfuse_causal_lm_loss`` undoes it."""
     check_causal_lm(model)
+    if backend not in (None, "torch", "triton"):
+        raise ValueError(f"loss backend must be 'torch', 'triton' or None, got {backend!r}")
     model.forward = types.MethodType(_fused_loss_forward, model)
+    model._forge_loss_backend = backend
 
 
 def unfuse_causal_lm_loss(model: nn.Module) -> None:
     if getattr(model.__dict__.get("forward"), "__func__", None) is not _fused_loss_forward:
         raise ValueError("this model's loss is not fused (fuse_causal_lm_loss was not called on it)")
     del model.forward
+    model.__dict__.pop("_forge_loss_backend", None)

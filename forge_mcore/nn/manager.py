@@ -69,6 +69,7 @@ def patch(
     allow_tf32: bool = False,
     backend: str | None = None,
     fused_loss: bool = False,
+    loss_backend: str | None = None,
     **rule_kwargs: Any,
 ) -> ForgeOptimizer:
     """Fuse the optimizer step into the weight-gradient GEMM of ``model``'s linear layers.
@@ -99,6 +100,8 @@ def patch(
         fused into it, in vocabulary blocks (``forge_mcore.nn.loss``): no logits tensor,
         ~1 GiB less peak per 512 tokens at Qwen3's vocabulary; the training forward then
         returns ``logits=None``. Forwards without labels or grad are unchanged.
+    loss_backend: the fused loss's per-block work: ``"triton"`` (one kernel per block and
+        direction) or ``"torch"`` (torch ops); default ``forge_mcore.nn.loss.DEFAULT_BACKEND``.
     """
     # 1. everything that can be checked without touching the model
     global _clip_warned
@@ -133,8 +136,12 @@ def patch(
                          accumulation_dtype=accumulation_dtype, deferred=clip == "exact",
                          on_nonfinite=on_nonfinite, allow_tf32=allow_tf32, backend=backend)
     _refuse_unsupported(model)
+    if loss_backend is not None and not fused_loss:
+        raise ValueError(f"loss_backend={loss_backend!r} is for the fused loss: pass fused_loss=True too")
     if fused_loss:
         check_causal_lm(model)
+        if loss_backend not in (None, "torch", "triton"):
+            raise ValueError(f"loss_backend must be 'torch', 'triton' or None, got {loss_backend!r}")
         if weight_store is not None and get_weight_store(weight_store).stochastic:
             raise ValueError(f"fused_loss=True steps the LM head in row blocks, which weight_store={weight_store!r} "
                              "cannot (each block would reuse the same random bits): use 'bf16' or 'fp32_master'")
@@ -172,7 +179,7 @@ def patch(
             module._forge_site = sites
             record.modules.append((module, original, "_forge_site"))
     if fused_loss:
-        fuse_causal_lm_loss(model)
+        fuse_causal_lm_loss(model, loss_backend)
         record.fused_loss = report.fused_loss = True
     record.optimizer = optimizer
     model._forge_patch = record

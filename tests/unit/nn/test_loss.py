@@ -108,9 +108,30 @@ def test_forward_without_labels_or_grad_and_unpatch_keep_the_models_own_forward(
     assert "forward" not in model.__dict__ and model(**batch).logits is not None
 
 
+def test_loss_backend_is_chosen_per_model(small_blocks, monkeypatch):
+    """patch(loss_backend=...) binds the fused loss's backend to that model: one model on the
+    kernels, one on torch ops, trained side by side in one process, as the benchmark does."""
+    calls = []
+    kernel = loss_mod.block_stats
+    monkeypatch.setattr(loss_mod, "block_stats", lambda *a, **k: calls.append(1) or kernel(*a, **k))
+    on_kernels, on_torch = build_model("llama-tiny"), build_model("llama-tiny")
+    opt_kernels = patch(on_kernels, state_dtype="fp32", clip="none", fused_loss=True, loss_backend="triton", **HP)
+    opt_torch = patch(on_torch, state_dtype="fp32", clip="none", fused_loss=True, loss_backend="torch", **HP)
+    data = batches(on_torch, 3)
+    losses_torch = train(on_torch, opt_torch, data)
+    assert not calls
+    assert train(on_kernels, opt_kernels, data) == pytest.approx(losses_torch, rel=1e-5)
+    assert len(calls) == 3 * 4  # three steps, four vocabulary blocks
+    torch.testing.assert_close(on_kernels.lm_head.weight, on_torch.lm_head.weight, rtol=1e-5, atol=1e-7)
+    unpatch(on_kernels)
+    assert "_forge_loss_backend" not in on_kernels.__dict__
+
+
 @pytest.mark.parametrize("name, kwargs, error, match", [
     ("gpt2-tiny", {}, ValueError, "fused_loss=True supports"),
     ("llama-tiny", {"weight_store": "bf16_sr"}, ValueError, "random bits"),
+    ("llama-tiny", {"loss_backend": "cuda"}, ValueError, "loss_backend must be"),
+    ("llama-tiny", {"fused_loss": False, "loss_backend": "triton"}, ValueError, "pass fused_loss=True"),
 ])
 def test_fused_loss_refusals_leave_the_model_untouched(name, kwargs, error, match):
     model = build_model(name)
@@ -118,7 +139,7 @@ def test_fused_loss_refusals_leave_the_model_untouched(name, kwargs, error, matc
         model = model.bfloat16()
     classes = {n: type(m) for n, m in model.named_modules()}
     with pytest.raises(error, match=match):
-        patch(model, clip="none", fused_loss=True, **kwargs)
+        patch(model, clip="none", **{"fused_loss": True, **kwargs})
     assert {n: type(m) for n, m in model.named_modules()} == classes
     assert "forward" not in model.__dict__ and "_forge_patch" not in model.__dict__
 
