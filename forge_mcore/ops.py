@@ -420,6 +420,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     With ``bind``, return the launch bound for a replay (``BoundLaunch``) where it went
     through the direct launcher, else None."""
 
+    from .kernels import gluon_wgrad
     from .kernels.fused_wgrad import fused_wgrad_step_kernel
 
     M, N = weight.shape
@@ -438,6 +439,12 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     slab_tma, tile_tma = _tma_eligible(dy, x, ops_)
 
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
+        if not mainloop_only and not interpreter_active() and gluon_wgrad.applies(cfg, state, dy_, o.accum,
+                                                                                   slab_tma, tile_tma):
+            gluon_wgrad.launch(cfg, dy_, x, o.weight, [p[0] if p is not None else None for p in o.states],
+                               state.rule, state.variant, hyper, o.sumsq, o.nonfinite, grad_scale, o.cache)
+            launch_counts["gluon"] += 1
+            return None
         tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
         tile_args, raw_args = tiles.persistent_args(o)
         args = (  # positions in _STABLE_ARGS: the weight's own objects, the same at every step

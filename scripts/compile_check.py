@@ -23,12 +23,13 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
+from triton.experimental.gluon._runtime import GluonASTSource
 from triton.runtime.jit import mangle_type
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import forge_mcore as fm  # noqa: E402
 from forge_mcore import ops  # noqa: E402
-from forge_mcore.kernels import cross_entropy, fused_wgrad  # noqa: E402
+from forge_mcore.kernels import cross_entropy, fused_wgrad, gluon_wgrad  # noqa: E402
 from forge_mcore.kernels.configs import CANDIDATES, CONFIGS  # noqa: E402
 
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
@@ -60,6 +61,9 @@ class _OfflineCompile:
 
     def __getitem__(self, grid):
         def compile_(*args, num_warps=4, num_stages=3, maxnreg=None, **constexprs):  # Triton's defaults
+            gluon = self.kernel.is_gluon()
+            if gluon:  # a Gluon kernel declares num_warps among its constexprs
+                constexprs["num_warps"] = num_warps
             names = [n for n in self.kernel.arg_names if n not in constexprs]
             sig, attrs = {}, {}
             for i, (name, arg) in enumerate(zip(names, args)):
@@ -69,7 +73,8 @@ class _OfflineCompile:
                 elif isinstance(arg, int) and arg % 16 == 0:
                     attrs[(i,)] = [["tt.divisibility", 16]]
             sig.update({k: "constexpr" for k in constexprs})
-            ck = triton.compile(ASTSource(self.kernel, sig, constexprs, attrs), target=GPUTarget("cuda", 90, 32),
+            source = (GluonASTSource if gluon else ASTSource)(self.kernel, sig, constexprs, attrs)
+            ck = triton.compile(source, target=GPUTarget("cuda", 90, 32),
                                 options=dict(num_warps=num_warps, num_stages=num_stages, maxnreg=maxnreg))
             with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
                 f.write(ck.asm["cubin"])
@@ -94,6 +99,7 @@ def main() -> None:
     global SASS_HISTOGRAM
     SASS_HISTOGRAM = args.sass
     fused_wgrad.fused_wgrad_step_kernel = _OfflineCompile(fused_wgrad.fused_wgrad_step_kernel)
+    gluon_wgrad.gluon_fused_step_kernel = _OfflineCompile(gluon_wgrad.gluon_fused_step_kernel)
     ops._direct_launcher.cache_clear()
     ops.resolve_backend = lambda device, backend=None: "triton"  # CPU tensors stand in for CUDA ones
     ops.interpreter_active = lambda: False
@@ -118,7 +124,7 @@ def main() -> None:
                         if args.epilogue_stages is not None:
                             cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
                         label = (f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
-                                 f" e{cfg.epilogue_stages}")
+                                 f" e{cfg.epilogue_stages} w{cfg.num_warps} s{cfg.num_stages} {cfg.kernel}")
                         try:
                             ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()),
                                                  backend="triton", config=cfg)

@@ -33,12 +33,22 @@ class TileConfig:
     # > 1: the epilogue's two halves run as a software-pipelined loop of that depth
     # (asynchronous weight/state loads); 1: straight-line, half by half.
     epilogue_stages: int = 1
+    # "gluon": the Hopper kernel of ``kernels/gluon_wgrad.py`` (the epilogue's tiles requested
+    # before the main loop) where ``gluon_wgrad.applies``; elsewhere the Triton kernel with
+    # this geometry. num_stages is then its slab ring's depth.
+    kernel: str = "triton"
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
         if self.epilogue_stages not in (1, 2, 3):
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
+        if self.kernel not in ("triton", "gluon"):
+            raise ValueError(f"kernel must be 'triton' or 'gluon': {self}")
+        if self.kernel == "gluon" and (self.split_n != 2 or self.prefetch or self.epilogue_stages != 1
+                                       or self.maxnreg is not None or self.block_k != 64):
+            raise ValueError(f"a gluon config is 128 columns wide in two halves, BLOCK_K 64, without the "
+                             f"Triton kernel's prefetch, pipelined epilogue or register cap: {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -71,10 +81,16 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). None now: the last ones, a persistent grid with
-# the tile loop flattened around the main loop (200-255 registers), were 10-55% slower than the
-# best config in every swept cell (session 5, docs/perf_log.md) and were removed.
-CANDIDATES: tuple[TileConfig, ...] = ()
+# them winning (then they move into CONFIGS). Now: the Gluon kernel (session 7). The previous
+# ones, a persistent grid with the tile loop flattened around the main loop (200-255
+# registers), were 10-55% slower than the best config in every swept cell (session 5,
+# docs/perf_log.md) and were removed.
+CANDIDATES: tuple[TileConfig, ...] = (
+    TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, kernel="gluon"),
+    TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
+    TileConfig(128, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
+)
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

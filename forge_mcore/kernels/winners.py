@@ -45,6 +45,8 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
             values[f.name] = int(cell) if cell else None
         elif f.name == "prefetch":
             values[f.name] = cell == "True"
+        elif f.name == "kernel":
+            values[f.name] = cell or "triton"
         else:
             values[f.name] = int(cell)
     return TileConfig(**values)

@@ -26,10 +26,12 @@ REAL_SHAPES = [(4096, 4096), (12288, 4096), (4096, 12288),
                pytest.param((151936, 4096), marks=pytest.mark.xdist_group("lm_head"))]
 
 
-def _run_and_check(rule, group, codec, store, shape, steps=STEPS, dtype=torch.bfloat16, grid_scale=8, config=FIXED):
+def _run_and_check(rule, group, codec, store, shape, steps=STEPS, dtype=torch.bfloat16, grid_scale=8, config=FIXED,
+                   tma_aligned=False):
     # grid_scale 8: sums of up to 4096 products of multiples of 1/8 stay exact in fp32
     w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(rule, group, codec, store, shape, steps=steps, dtype=dtype,
-                                                    device="cuda", config=config, grid_scale=grid_scale)
+                                                    device="cuda", config=config, grid_scale=grid_scale,
+                                                    tma_aligned=tma_aligned)
     # run_both teacher-forces on the GPU and checks every step; the final states once more:
     check_states(s_tr, s_ref, codec, 1)
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], steps, teacher_forced=True)
@@ -58,7 +60,64 @@ def test_every_codec_and_store_on_gpu(codec, store):
 
 
 def _config_id(c: TileConfig) -> str:
-    return f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
+    return (f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
+            + ("-gluon" if c.kernel == "gluon" else ""))
+
+
+GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel == "gluon"]
+# TMA-aligned odd shapes (rows of 776 bf16 are 97 x 16 bytes): the Gluon kernel applies
+GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]
+
+
+@pytest.mark.parametrize("config", GLUON, ids=_config_id)
+@pytest.mark.parametrize("codec", ["bf16", "fp32"])
+def test_gluon_kernel_at_parity(config, codec):
+    before = fm.ops.launch_counts["gluon"]
+    for shape in GLUON_SHAPES:
+        _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, "bf16", shape, config=config,
+                       tma_aligned=True)
+    assert fm.ops.launch_counts["gluon"] - before == STEPS * len(GLUON_SHAPES), "the Gluon kernel did not run"
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=case_id)
+def test_gluon_kernel_every_rule(case):
+    rule, group = case
+    before = fm.ops.launch_counts["gluon"]
+    _run_and_check(rule, group, "bf16", "bf16", GLUON_SHAPES[0], steps=4, config=GLUON[0], tma_aligned=True)
+    assert fm.ops.launch_counts["gluon"] - before == 4
+
+
+@pytest.mark.parametrize("config", GLUON[:1], ids=_config_id)
+def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config):
+    """Against the Triton kernel with the same tile: a NaN in one tile's gradient leaves that
+    tile's weight and state untouched and counted; every other tile steps with the grad scale."""
+    torch.manual_seed(0)
+    M, N, K = 1000, 776, 333
+    w = (torch.randn(M, N, device="cuda") * 0.1).bfloat16()
+    w0, ref_w = w.clone(), w.clone()
+    state, ref = (fm.ForgeParamState.create(t, "adamw", {}, "bf16", "bf16") for t in (w, ref_w))
+    group = state.rule.make_group(lr=1e-2, weight_decay=0.01)
+    dy = torch.randn(K, M, device="cuda").bfloat16()
+    x = torch.randn(K, N, device="cuda").bfloat16()
+    dy[5, 70] = float("nan")  # row 70: the second 64-row tile, every column tile of it
+    scale = torch.full((1,), 0.25, device="cuda")
+    tel, ref_tel = fm.StepTelemetry.zeros("cuda"), fm.StepTelemetry.zeros("cuda")
+    before = fm.ops.launch_counts["gluon"]
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(group), telemetry=tel, grad_scale=scale, config=config)
+    assert fm.ops.launch_counts["gluon"] - before == 1
+    triton_twin = TileConfig(config.block_m, 128, 64, config.group_m, config.num_warps, config.num_stages, split_n=2)
+    fm.fused_wgrad_step(dy, x, ref_w, ref, ref.prepare_step(group), telemetry=ref_tel, grad_scale=scale,
+                        config=triton_twin)
+    column_tiles = -(-N // 128)
+    assert tel.nonfinite_tiles.item() == ref_tel.nonfinite_tiles.item() == column_tiles
+    rows = slice(64, 128) if config.block_m == 64 else slice(0, 128)
+    assert torch.equal(w[rows], w0[rows]) and torch.equal(ref_w[rows], w0[rows])
+    assert not state.slots[0].data[rows].any() and not torch.equal(w[:64], w0[:64])
+    torch.testing.assert_close(w, ref_w, rtol=1e-2, atol=1e-5)
+    for a, b in zip(_state_tensors(w, state), _state_tensors(ref_w, ref)):
+        torch.testing.assert_close(a.view(torch.bfloat16).float(), b.view(torch.bfloat16).float(), rtol=1e-2,
+                                   atol=1e-6)
+    torch.testing.assert_close(tel.sumsq, ref_tel.sumsq, rtol=1e-4, atol=0)
 
 
 @pytest.mark.parametrize("config", CONFIGS + CANDIDATES, ids=_config_id)

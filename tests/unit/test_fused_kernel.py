@@ -25,12 +25,14 @@ STORES = ["fp32", "bf16", "bf16_sr", "fp32_master"]
 SENTINEL = 1000.0
 
 
-def _guard_state(state: fm.ForgeParamState, weight: torch.Tensor):
-    """Move weight, master and every code/scale tensor into guarded buffers."""
+def _guard_state(state: fm.ForgeParamState, weight: torch.Tensor, tma_aligned: bool = False):
+    """Move weight, master and every code/scale tensor into guarded buffers: 97-element
+    margins (the tensors then take the pointer path), or 16-byte multiples (``tma_aligned``)."""
     guards = []
 
     def guarded_copy(t):
-        view, buf, g = guarded_empty(tuple(t.shape), t.dtype, device=t.device)
+        guard = 64 if tma_aligned else 97
+        view, buf, g = guarded_empty(tuple(t.shape), t.dtype, guard=guard, device=t.device)
         view.copy_(t)
         guards.append((buf, g))
         return view
@@ -47,7 +49,7 @@ def _guard_state(state: fm.ForgeParamState, weight: torch.Tensor):
 
 
 def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.float32, device="cpu",
-             config=INTERPRETER_CONFIG, grid_scale=64):
+             config=INTERPRETER_CONFIG, grid_scale=64, tma_aligned=False):
     """Run the same steps through Triton and through the torch reference.
 
     With the stochastic-rounding store the two sides draw different random bits,
@@ -62,7 +64,7 @@ def run_both(rule, group, codec, store, shape, steps=STEPS, seed=0, dtype=torch.
     w_tr, w_ref = w0.clone(), w0.clone()
     s_tr = fm.ForgeParamState.create(w_tr, rule, group, codec, store, seed=seed)
     s_ref = fm.ForgeParamState.create(w_ref, rule, group, codec, store, seed=seed)
-    w_tr, guards = _guard_state(s_tr, w_tr)
+    w_tr, guards = _guard_state(s_tr, w_tr, tma_aligned)
     g = s_tr.rule.make_group(**group)
     tel = fm.StepTelemetry(torch.full((1,), SENTINEL, device=device), torch.full((1,), 7, dtype=torch.int32,
                                                                                  device=device))

@@ -1,0 +1,270 @@
+"""The fused step on Hopper, written in Gluon: explicit asynchronous copies and barriers.
+
+The Triton kernel (``fused_wgrad.py``) runs each tile's main loop and its epilogue
+one after the other: Triton 3.6 waits for each epilogue TMA load right where it is
+issued, so a tile's weight and state bytes start to move only once its GEMM is done
+(``docs/kernel.md``). Here the same step is written against the hardware's own
+primitives (``triton.experimental.gluon``):
+
+1. at the start of the tile, the weight and state tiles are requested by TMA into
+   shared memory, tracked by one mbarrier, before the first dY/X slab;
+2. the main loop streams dY/X slabs through a ring of ``STAGES`` shared-memory
+   buffers (one mbarrier each) into asynchronous wgmma, one group in flight;
+3. the epilogue waits for the weight and state bytes (by then long arrived), applies
+   the rule in registers, writes the results back into the same shared buffers and
+   stores them with asynchronous TMA stores.
+
+So a tile's HBM traffic overlaps its own GEMM, not only other tiles'. The rules are
+the same ``@triton.jit`` epilogues the Triton kernel uses (Gluon calls them as they
+are); the guard and telemetry are the Triton kernel's (one sum of g^2 per tile, a
+non-finite tile writes nothing).
+
+Scope: the fused step (no accumulation modes), weights stored as bf16 or fp32 and
+plain (bf16 or fp32) states, every operand 16-byte aligned for TMA. ``ops`` routes
+what falls outside to the Triton kernel, which also remains the reference
+(interpreter tests) and the path on every other device.
+"""
+
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from .fused_wgrad import _tile_ids
+
+
+@triton.constexpr_function
+def _mma_layout(block_m, half, num_warps):
+    """The wgmma accumulator layout of a ``block_m x half`` tile over ``num_warps`` warps."""
+    warps = [4, 1]
+    while warps[0] * warps[1] != num_warps:
+        if block_m > 16 * warps[0]:
+            warps[0] *= 2
+        else:
+            warps[1] *= 2
+    n = 256
+    while n > max(half // warps[1], 8) or half % n:
+        n -= 8
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps, instr_shape=[16, n, 16])
+
+
+@gluon.jit
+def _widen(x):
+    if x.dtype == gl.float32:
+        return x
+    else:
+        return x.to(gl.float32)
+
+
+@gluon.jit
+def _fetch(desc, bufs, om, on, HALF: gl.constexpr, bar):
+    tma.async_copy_global_to_shared(desc, [om, on], bar, bufs.index(0))
+    tma.async_copy_global_to_shared(desc, [om, on + HALF], bar, bufs.index(1))
+
+
+@gluon.jit
+def _step_half(acc, i: gl.constexpr, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, grad_scale_ptr,
+               UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+               HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr):
+    """The rule on one column half, read from and written back to its shared buffers."""
+    layout: gl.constexpr = acc.type.layout
+    g = acc
+    if HAS_GRAD_SCALE:
+        g = g * gl.load(grad_scale_ptr)
+    w = _widen(w_buf.index(i).load(layout))
+    v0 = g
+    v1 = g
+    v2 = g
+    if HAS_S0:
+        v0 = _widen(s0_buf.index(i).load(layout))
+    if HAS_S1:
+        v1 = _widen(s1_buf.index(i).load(layout))
+    if HAS_S2:
+        v2 = _widen(s2_buf.index(i).load(layout))
+    w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper_ptr, VARIANT)
+    w_buf.index(i).store(w.to(w_buf.dtype))
+    if HAS_S0:
+        s0_buf.index(i).store(v0.to(s0_buf.dtype))
+    if HAS_S1:
+        s1_buf.index(i).store(v1.to(s1_buf.dtype))
+    if HAS_S2:
+        s2_buf.index(i).store(v2.to(s2_buf.dtype))
+
+
+@gluon.jit
+def _store(desc, bufs, om, on, HALF: gl.constexpr):
+    tma.async_copy_shared_to_global(desc, [om, on], bufs.index(0))
+    tma.async_copy_shared_to_global(desc, [om, on + HALF], bufs.index(1))
+
+
+@gluon.jit
+def gluon_fused_step_kernel(
+    dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
+    hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+    M, N, K,
+    UPDATE: gl.constexpr, VARIANT: gl.constexpr,
+    HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr,
+):
+    # dy_desc: dY (K x M) in [BLOCK_K, BLOCK_M] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
+    # w_desc, s*_desc: M x N in [BLOCK_M, HALF] blocks (the absent states: any descriptor, unused).
+    BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    HALF: gl.constexpr = x_desc.block_type.shape[1]
+    pid_m, pid_n = _tile_ids(gl.program_id(0), M, N, BLOCK_M, 2 * HALF, GROUP_M)
+    om = pid_m * BLOCK_M
+    on = pid_n * 2 * HALF
+
+    # shared memory: the slab ring and the tile's weight/state halves
+    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
+    b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
+    w_buf = gl.allocate_shared_memory(w_desc.dtype, [2] + w_desc.block_type.shape, w_desc.layout)
+    s0_buf = w_buf
+    s1_buf = w_buf
+    s2_buf = w_buf
+    if HAS_S0:
+        s0_buf = gl.allocate_shared_memory(s0_desc.dtype, [2] + s0_desc.block_type.shape, s0_desc.layout)
+    if HAS_S1:
+        s1_buf = gl.allocate_shared_memory(s1_desc.dtype, [2] + s1_desc.block_type.shape, s1_desc.layout)
+    if HAS_S2:
+        s2_buf = gl.allocate_shared_memory(s2_desc.dtype, [2] + s2_desc.block_type.shape, s2_desc.layout)
+    epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
+                                   + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    epi_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+    mbarrier.init(epi_bar, count=1)
+
+    slab_bytes: gl.constexpr = dy_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes
+    num_k = gl.cdiv(K, BLOCK_K)
+    # prologue: the first STAGES - 1 slabs, then the epilogue's tiles (they have the whole main loop)
+    for i in gl.static_range(STAGES - 1):
+        pred = i < num_k
+        mbarrier.expect(ready.index(i), slab_bytes, pred=pred)
+        tma.async_copy_global_to_shared(dy_desc, [i * BLOCK_K, om], ready.index(i), a_ring.index(i), pred=pred)
+        tma.async_copy_global_to_shared(x_desc, [i * BLOCK_K, on], ready.index(i), b_ring.index(2 * i), pred=pred)
+        tma.async_copy_global_to_shared(x_desc, [i * BLOCK_K, on + HALF], ready.index(i), b_ring.index(2 * i + 1),
+                                        pred=pred)
+    mbarrier.expect(epi_bar, epi_bytes)
+    _fetch(w_desc, w_buf, om, on, HALF, epi_bar)
+    if HAS_S0:
+        _fetch(s0_desc, s0_buf, om, on, HALF, epi_bar)
+    if HAS_S1:
+        _fetch(s1_desc, s1_buf, om, on, HALF, epi_bar)
+    if HAS_S2:
+        _fetch(s2_desc, s2_buf, om, on, HALF, epi_bar)
+
+    # main loop: G = dY^T X, one wgmma group in flight; the slab of step k + STAGES - 1 is
+    # requested once the wgmma that read its buffer (step k - 1) has retired
+    layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
+    acc_a = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
+    acc_b = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
+    for k in range(num_k):
+        s = k % STAGES
+        mbarrier.wait(ready.index(s), (k // STAGES) & 1)
+        a = a_ring.index(s).permute((1, 0))
+        acc_a = warpgroup_mma(a, b_ring.index(2 * s), acc_a, is_async=True)
+        acc_b = warpgroup_mma(a, b_ring.index(2 * s + 1), acc_b, is_async=True)
+        acc_a, acc_b = warpgroup_mma_wait(num_outstanding=2, deps=(acc_a, acc_b))
+        nk = k + STAGES - 1
+        ns = nk % STAGES
+        pred = nk < num_k
+        mbarrier.expect(ready.index(ns), slab_bytes, pred=pred)
+        tma.async_copy_global_to_shared(dy_desc, [nk * BLOCK_K, om], ready.index(ns), a_ring.index(ns), pred=pred)
+        tma.async_copy_global_to_shared(x_desc, [nk * BLOCK_K, on], ready.index(ns), b_ring.index(2 * ns),
+                                        pred=pred)
+        tma.async_copy_global_to_shared(x_desc, [nk * BLOCK_K, on + HALF], ready.index(ns),
+                                        b_ring.index(2 * ns + 1), pred=pred)
+    acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
+    for i in gl.static_range(STAGES):
+        mbarrier.invalidate(ready.index(i))
+
+    # guard + telemetry: one sum of g^2 (the unscaled gradient); a non-finite tile writes nothing
+    tile_sumsq = gl.sum(gl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0)
+    finite = tile_sumsq < float("inf")
+    if finite:
+        gl.atomic_add(sumsq_ptr, tile_sumsq)
+    else:
+        gl.atomic_add(nonfinite_ptr, 1)
+    mbarrier.wait(epi_bar, 0)  # waited in either case: no copy may land after the program exits
+    mbarrier.invalidate(epi_bar)
+    if finite:
+        _step_half(acc_a, 0, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, grad_scale_ptr,
+                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
+        _step_half(acc_b, 1, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, grad_scale_ptr,
+                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
+        fence_async_shared()
+        _store(w_desc, w_buf, om, on, HALF)
+        if HAS_S0:
+            _store(s0_desc, s0_buf, om, on, HALF)
+        if HAS_S1:
+            _store(s1_desc, s1_buf, om, on, HALF)
+        if HAS_S2:
+            _store(s2_desc, s2_buf, om, on, HALF)
+        tma.store_wait(pendings=0)
+
+
+# ---------------------------------------------------------------------------
+# host side
+# ---------------------------------------------------------------------------
+
+_GL_DTYPES = {"torch.bfloat16": gl.bfloat16, "torch.float32": gl.float32}
+
+
+def _descriptor(t, block):
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    layout = gl.NVMMASharedLayout.get_default_for(block, _GL_DTYPES[str(t.dtype)])
+    return TensorDescriptor.from_tensor(t, block, layout)
+
+
+# Shared memory a program may hold (H100/H200: 227 KB per block), less the barriers' share.
+SMEM_LIMIT = 220 * 1024
+
+
+def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
+    """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
+    bf16 dY/X, every operand TMA-aligned, plain states, a bf16 or fp32 weight without a master
+    copy, and the slab ring plus the tile's weight and states within shared memory."""
+    if not (cfg.kernel == "gluon" and state is not None and accum is None and slab_tma and tile_tma
+            and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32")
+            and state.store.name in ("bf16", "fp32")):
+        return False
+    tile = cfg.block_m * cfg.block_n
+    epilogue = tile * (state.store.weight_dtype.itemsize
+                       + sum(s.data.element_size() for s in state.slots if s is not None))
+    return cfg.smem_bytes(2) + epilogue <= SMEM_LIMIT
+
+
+def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfinite, grad_scale,
+           cache: dict | None) -> None:
+    """The fused step of ``weight`` (its state tensors ``states``, None where a slot is empty)
+    through ``gluon_fused_step_kernel`` with ``cfg``'s geometry, ``applies`` checked. The
+    weight's and states' descriptors are kept in ``cache``."""
+    M, N = weight.shape
+    half = cfg.block_n // 2
+    key = ("gluon tiles", cfg.block_m, weight.data_ptr())
+    tiles = cache.get(key) if cache is not None else None
+    if tiles is None:
+        w_desc = _descriptor(weight, [cfg.block_m, half])
+        tiles = (w_desc, *[_descriptor(t, [cfg.block_m, half]) if t is not None else w_desc for t in states])
+        if cache is not None:
+            cache[key] = tiles
+    grid = (-(-M // cfg.block_m) * -(-N // cfg.block_n),)
+    gluon_fused_step_kernel[grid](
+        _descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
+        hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq,
+        M, N, dy.shape[0],
+        UPDATE=rule.triton_update, VARIANT=variant,
+        HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
+        HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
+        num_warps=cfg.num_warps,
+    )
