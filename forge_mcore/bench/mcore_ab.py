@@ -691,11 +691,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ep-recipes", default="fp32,fp32-master,bf16-state", help="for the ep-local and ep2 cells")
     parser.add_argument("--ep-local", default=None, help="the --out of a one-rank run of the ep-local cell: the "
                         "ep2 cell then also compares with its references (gated: FORGE experts vs FORGE experts)")
-    parser.add_argument("--no-bf16-reduced-precision-reduction", dest="bf16_reduced_reduction",
-                        action="store_false", help="set torch.backends.cuda.matmul."
-                        "allow_bf16_reduced_precision_reduction=False in every arm: cuBLAS's split-K bf16 GEMMs "
-                        "then reduce in fp32, so a GEMM's rounding depends less on its row count (EP=2 "
-                        "experts see both ranks' tokens in one GEMM, the one-rank reference one micro-batch's)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--learned-steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
@@ -797,7 +792,6 @@ def main(argv: list[str] | None = None) -> int:
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if not cpu:
         torch.cuda.set_device(local_rank)
-        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = args.bf16_reduced_reduction
     dist.init_process_group("gloo" if cpu else "nccl",
                             timeout=datetime.timedelta(minutes=args.timeout_minutes))
     rank, world = dist.get_rank(), dist.get_world_size()

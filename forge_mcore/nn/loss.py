@@ -44,8 +44,8 @@ from .linear import FusedSite, _autocast_dtype, check_site
 # 8 MB, 2^21 none (scripts/device/loss_peak.py, results/2026-11-30/session6/).
 BLOCK_ELEMENTS = 1 << 22
 # Backend of linear_cross_entropy when none is given: torch ops per block. The kernels
-# ("triton") pass the interpreter and compile for sm_90; they become the CUDA default once
-# measured on a GPU (docs/nn.md; the e2e arms "+lossk" select them).
+# ("triton", patch(loss_backend="triton")) pass their GPU test but were not faster at
+# Qwen3-8B bs1 s512 (docs/nn.md), so they are opt-in.
 DEFAULT_BACKEND = "torch"
 # Block rows are a multiple of this: whole kernel tiles, the same tile grid as an unblocked step.
 ROW_MULTIPLE = 256

@@ -62,10 +62,13 @@ def test_no_activation_or_gradient_outlives_its_step():
     launch path (the replay's bound launches included) holds a layer's dY or X."""
     import gc
 
-    # cuBLAS's workspace (32 MiB from the caching allocator) is created by the first GEMM of
-    # the process: made here, it counts as what was there before
+    # cuBLAS keeps a 32 MiB workspace (from the caching allocator) per handle, and a handle per
+    # thread: the first GEMM of autograd's backward thread makes one. Made here, it counts as
+    # what was there before.
     for dtype in (torch.float32, torch.bfloat16):
-        torch.ones(8, 8, device="cuda", dtype=dtype) @ torch.ones(8, 8, device="cuda", dtype=dtype)
+        a = torch.ones(8, 8, device="cuda", dtype=dtype, requires_grad=True)
+        (a @ a).sum().backward()
+    del a
     gc.collect()
     before = torch.cuda.memory_allocated()  # what earlier tests in this worker left
     model = build_model("qwen3-tiny", device="cuda")
