@@ -87,9 +87,10 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
                        hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)), label
 
 
-def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: list | None = None) -> Cell:
-    """Time one cell. With ``sweep`` (a list), every candidate tile config of the
-    FORGE arm is timed too and appended as (config, ms)."""
+def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: list | None = None,
+             sweep_configs: str = "all") -> Cell:
+    """Time one cell. With ``sweep`` (a list), the FORGE arm's tile configs are timed too and
+    appended as (config, ms): ``sweep_configs`` "all" (CONFIGS and CANDIDATES) or "candidates"."""
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.bench.common import rotation_count, time_graph
@@ -121,7 +122,8 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     if sweep is not None:
         from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, prune_configs
 
-        for cfg in prune_configs(CONFIGS + CANDIDATES, M, N, bt, 2):
+        pool = CANDIDATES if sweep_configs == "candidates" else CONFIGS + CANDIDATES
+        for cfg in prune_configs(pool, M, N, bt, 2):
             ms = time_graph([lambda w=w, s=s, h=h, c=cfg: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=c)
                              for w, s, h in zip(weights, states, hypers)], reps=reps)
             sweep.append(dict(shape=shape, bt=bt, arm=arm, config=str(asdict(cfg)), forge_ms=ms))
@@ -266,6 +268,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--report", metavar="CSV", help="only regenerate the table and plot from CSV")
     p.add_argument("--sweep", action="store_true", help="also time every candidate tile config (sweep.csv)")
+    p.add_argument("--sweep-configs", choices=("all", "candidates"), default="all",
+                   help="what --sweep times: CONFIGS and CANDIDATES, or CANDIDATES only (beside the tuned config)")
     p.add_argument("--winners", metavar="CSV[,CSV...]", help="only write kernels/winners.csv from benchmark CSVs")
     args = p.parse_args(argv)
     if args.winners:
@@ -296,7 +300,8 @@ def main(argv: list[str] | None = None) -> None:
         for shape in args.shapes.split(","):
             for bt in map(int, args.bts.split(",")):
                 for arm in args.arms.split(","):
-                    cell = run_cell(shape, bt, arm, ceilings, reps=args.reps, sweep=sweep)
+                    cell = run_cell(shape, bt, arm, ceilings, reps=args.reps, sweep=sweep,
+                                    sweep_configs=args.sweep_configs)
                     writer.writerow(asdict(cell))
                     f.flush()
                     print(f"{shape:>12} BT={bt:<6} {arm:<11} forge {cell.forge_ms:.4f} ms  base "
