@@ -81,22 +81,16 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). Now (session 7, docs/kernel.md):
-# * a register cap for int8 states (below);
-# * the two best geometries of the Gluon kernel. Its first sweep (AdamW bf16, 4096x4096,
-#   12288x4096, 1024x4096 at BT 512/1024/4096) put it at 0.74-0.83x the best Triton config at
-#   BT 512 and 0.52-0.57x at BT 4096: a two-deep slab ring (the tile's weight and states take
-#   the rest of the shared memory) leaves its main loop waiting on each slab. It is the base
-#   for the warp-specialized version (docs/kernel.md "Next"). 64x128 with a 3-deep ring and
-#   128x128 were slower still.
-# Before them, a persistent grid with the tile loop flattened around the main loop (200-255
-# registers) was 10-55% slower than the best config in every swept cell (session 5) and was
-# removed.
+# them winning (then they move into CONFIGS). Now: the two best geometries of the Gluon kernel
+# (session 7, docs/kernel.md). Its first sweep (AdamW bf16, 4096x4096, 12288x4096, 1024x4096 at
+# BT 512/1024/4096) put it at 0.74-0.83x the best Triton config at BT 512 and 0.52-0.57x at
+# BT 4096: a two-deep slab ring (the tile's weight and states take the rest of the shared
+# memory) leaves its main loop waiting on each slab. It is the base for the warp-specialized
+# version (docs/kernel.md "Next"). 64x128 with a 3-deep ring and 128x128 were slower still.
+# Measured and removed: a persistent grid with the tile loop flattened around the main loop
+# (session 5: 10-55% slower in every swept cell); 64x128 capped at 168 registers for int8
+# states, which take 254 uncapped (session 7: -1.2% to +11.3% against the committed winners).
 CANDIDATES: tuple[TileConfig, ...] = (
-    # int8 states need 254 registers at 64x128 (bf16: 168), which leaves 2 CTAs per SM: capped
-    # at 168 (96 B of spills, scripts/compile_check.py) they get the third.
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, maxnreg=168),
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, maxnreg=168, prefetch=True),
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
     TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
 )
