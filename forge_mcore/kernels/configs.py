@@ -34,8 +34,9 @@ class TileConfig:
     # (asynchronous weight/state loads); 1: straight-line, half by half.
     epilogue_stages: int = 1
     # "gluon": the Hopper kernel of ``kernels/gluon_wgrad.py`` (the epilogue's tiles requested
-    # before the main loop) where ``gluon_wgrad.applies``; elsewhere the Triton kernel with
-    # this geometry. num_stages is then its slab ring's depth.
+    # before the main loop); "gluon_ws": its persistent, warp-specialized version, with
+    # epilogue_stages tile buffers. Either where ``gluon_wgrad.applies``, elsewhere the
+    # Triton kernel with this geometry. num_stages is then the slab ring's depth.
     kernel: str = "triton"
 
     def __post_init__(self) -> None:
@@ -43,12 +44,14 @@ class TileConfig:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
         if self.epilogue_stages not in (1, 2, 3):
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
-        if self.kernel not in ("triton", "gluon"):
-            raise ValueError(f"kernel must be 'triton' or 'gluon': {self}")
-        if self.kernel == "gluon" and (self.split_n != 2 or self.prefetch or self.epilogue_stages != 1
-                                       or self.maxnreg is not None or self.block_k != 64):
-            raise ValueError(f"a gluon config is 128 columns wide in two halves, BLOCK_K 64, without the "
-                             f"Triton kernel's prefetch, pipelined epilogue or register cap: {self}")
+        if self.kernel not in ("triton", "gluon", "gluon_ws"):
+            raise ValueError(f"kernel must be 'triton', 'gluon' or 'gluon_ws': {self}")
+        if self.kernel != "triton" and (self.split_n != 2 or self.prefetch or self.maxnreg is not None
+                                        or self.block_k != 64
+                                        or (self.kernel == "gluon" and self.epilogue_stages != 1)):
+            raise ValueError(f"a Gluon config is 128 columns wide in two halves, BLOCK_K 64, without the "
+                             f"Triton kernel's prefetch or register cap (and, but for gluon_ws, whose "
+                             f"epilogue_stages counts its tile buffers, without a pipelined epilogue): {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -85,14 +88,18 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 7, docs/kernel.md). Its first sweep (AdamW bf16, 4096x4096, 12288x4096, 1024x4096 at
 # BT 512/1024/4096) put it at 0.74-0.83x the best Triton config at BT 512 and 0.52-0.57x at
 # BT 4096: a two-deep slab ring (the tile's weight and states take the rest of the shared
-# memory) leaves its main loop waiting on each slab. It is the base for the warp-specialized
-# version (docs/kernel.md "Next"). 64x128 with a 3-deep ring and 128x128 were slower still.
+# memory) leaves its main loop waiting on each slab. 64x128 with a 3-deep ring and 128x128 were
+# slower still. And its persistent, warp-specialized version ("gluon_ws", session 7: compiled
+# for sm_90 and checked offline, not yet run on a GPU).
 # Measured and removed: a persistent grid with the tile loop flattened around the main loop
 # (session 5: 10-55% slower in every swept cell); 64x128 capped at 168 registers for int8
 # states, which take 254 uncapped (session 7: -1.2% to +11.3% against the committed winners).
 CANDIDATES: tuple[TileConfig, ...] = (
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
     TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
+    # persistent and warp-specialized (one program per SM): slab ring x tile buffers
+    TileConfig(64, 128, 64, 8, 4, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=3, kernel="gluon_ws"),
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

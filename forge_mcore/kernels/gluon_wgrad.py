@@ -25,6 +25,8 @@ what falls outside to the Triton kernel, which also remains the reference
 (interpreter tests) and the path on every other device.
 """
 
+import functools
+
 import torch
 import triton
 from triton.experimental import gluon
@@ -64,16 +66,51 @@ def _widen(x):
 
 
 @gluon.jit
-def _fetch(desc, bufs, om, on, HALF: gl.constexpr, bar):
-    tma.async_copy_global_to_shared(desc, [om, on], bar, bufs.index(0))
-    tma.async_copy_global_to_shared(desc, [om, on + HALF], bar, bufs.index(1))
+def _allocate_tiles(tile_descs, COUNT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+                    HAS_S2: gl.constexpr):
+    """COUNT column-half buffers for the weight and each present state (an absent state's
+    buffer is the weight's, never touched)."""
+    w_desc, s0_desc, s1_desc, s2_desc = tile_descs
+    w_buf = gl.allocate_shared_memory(w_desc.dtype, [COUNT] + w_desc.block_type.shape, w_desc.layout)
+    s0_buf = w_buf
+    s1_buf = w_buf
+    s2_buf = w_buf
+    if HAS_S0:
+        s0_buf = gl.allocate_shared_memory(s0_desc.dtype, [COUNT] + s0_desc.block_type.shape, s0_desc.layout)
+    if HAS_S1:
+        s1_buf = gl.allocate_shared_memory(s1_desc.dtype, [COUNT] + s1_desc.block_type.shape, s1_desc.layout)
+    if HAS_S2:
+        s2_buf = gl.allocate_shared_memory(s2_desc.dtype, [COUNT] + s2_desc.block_type.shape, s2_desc.layout)
+    return w_buf, s0_buf, s1_buf, s2_buf
 
 
 @gluon.jit
-def _step_half(acc, i: gl.constexpr, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, grad_scale_ptr,
-               UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-               HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr):
+def _fetch_tile(tile_descs, tile_bufs, base, om, on, bar, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+                HAS_S2: gl.constexpr):
+    """TMA loads of the tile's weight and states: column halves into buffers base and base + 1."""
+    HALF: gl.constexpr = tile_descs[0].block_type.shape[1]
+    for j in gl.static_range(4):
+        if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
+            tma.async_copy_global_to_shared(tile_descs[j], [om, on], bar, tile_bufs[j].index(base))
+            tma.async_copy_global_to_shared(tile_descs[j], [om, on + HALF], bar, tile_bufs[j].index(base + 1))
+
+
+@gluon.jit
+def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+                HAS_S2: gl.constexpr):
+    """TMA stores of the tile's buffers (after a fence_async_shared)."""
+    HALF: gl.constexpr = tile_descs[0].block_type.shape[1]
+    for j in gl.static_range(4):
+        if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
+            tma.async_copy_shared_to_global(tile_descs[j], [om, on], tile_bufs[j].index(base))
+            tma.async_copy_shared_to_global(tile_descs[j], [om, on + HALF], tile_bufs[j].index(base + 1))
+
+
+@gluon.jit
+def _step_half(acc, i, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr,
+               HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr):
     """The rule on one column half, read from and written back to its shared buffers."""
+    w_buf, s0_buf, s1_buf, s2_buf = tile_bufs
     layout: gl.constexpr = acc.type.layout
     g = acc
     if HAS_GRAD_SCALE:
@@ -99,9 +136,46 @@ def _step_half(acc, i: gl.constexpr, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, g
 
 
 @gluon.jit
-def _store(desc, bufs, om, on, HALF: gl.constexpr):
-    tma.async_copy_shared_to_global(desc, [om, on], bufs.index(0))
-    tma.async_copy_shared_to_global(desc, [om, on + HALF], bufs.index(1))
+def _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr):
+    """Guard + telemetry, one sum of g^2 (of the unscaled gradient): whether the tile is finite;
+    a finite tile adds its sum to the telemetry, a non-finite one counts itself."""
+    tile_sumsq = gl.sum(gl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0)
+    finite = tile_sumsq < float("inf")
+    if finite:
+        gl.atomic_add(sumsq_ptr, tile_sumsq)
+    else:
+        gl.atomic_add(nonfinite_ptr, 1)
+    return finite
+
+
+@gluon.jit
+def _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, bar, pred=True):
+    """dY and X slab ``k`` into ring buffer ``s`` (X as two column halves)."""
+    BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
+    HALF: gl.constexpr = x_desc.block_type.shape[1]
+    mbarrier.expect(bar, dy_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes, pred=pred)
+    tma.async_copy_global_to_shared(dy_desc, [k * BLOCK_K, om], bar, a_ring.index(s), pred=pred)
+    tma.async_copy_global_to_shared(x_desc, [k * BLOCK_K, on], bar, b_ring.index(2 * s), pred=pred)
+    tma.async_copy_global_to_shared(x_desc, [k * BLOCK_K, on + HALF], bar, b_ring.index(2 * s + 1), pred=pred)
+
+
+@gluon.jit
+def _mma_step(a_ring, b_ring, s, acc_a, acc_b):
+    """Both halves' wgmma on ring buffer ``s``; returns once the previous step's have retired."""
+    a = a_ring.index(s).permute((1, 0))
+    acc_a = warpgroup_mma(a, b_ring.index(2 * s), acc_a, is_async=True)
+    acc_b = warpgroup_mma(a, b_ring.index(2 * s + 1), acc_b, is_async=True)
+    return warpgroup_mma_wait(num_outstanding=2, deps=(acc_a, acc_b))
+
+
+@gluon.jit
+def _rule_on_tile(acc_a, acc_b, base, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr,
+                  VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
+                  HAS_GRAD_SCALE: gl.constexpr):
+    _step_half(acc_a, base, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
+               HAS_GRAD_SCALE)
+    _step_half(acc_b, base + 1, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
+               HAS_GRAD_SCALE)
 
 
 @gluon.jit
@@ -125,16 +199,8 @@ def gluon_fused_step_kernel(
     # shared memory: the slab ring and the tile's weight/state halves
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
-    w_buf = gl.allocate_shared_memory(w_desc.dtype, [2] + w_desc.block_type.shape, w_desc.layout)
-    s0_buf = w_buf
-    s1_buf = w_buf
-    s2_buf = w_buf
-    if HAS_S0:
-        s0_buf = gl.allocate_shared_memory(s0_desc.dtype, [2] + s0_desc.block_type.shape, s0_desc.layout)
-    if HAS_S1:
-        s1_buf = gl.allocate_shared_memory(s1_desc.dtype, [2] + s1_desc.block_type.shape, s1_desc.layout)
-    if HAS_S2:
-        s2_buf = gl.allocate_shared_memory(s2_desc.dtype, [2] + s2_desc.block_type.shape, s2_desc.layout)
+    tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
+    tile_bufs = _allocate_tiles(tile_descs, 2, HAS_S0, HAS_S1, HAS_S2)
     epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                    + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -143,24 +209,12 @@ def gluon_fused_step_kernel(
         mbarrier.init(ready.index(i), count=1)
     mbarrier.init(epi_bar, count=1)
 
-    slab_bytes: gl.constexpr = dy_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes
     num_k = gl.cdiv(K, BLOCK_K)
     # prologue: the first STAGES - 1 slabs, then the epilogue's tiles (they have the whole main loop)
     for i in gl.static_range(STAGES - 1):
-        pred = i < num_k
-        mbarrier.expect(ready.index(i), slab_bytes, pred=pred)
-        tma.async_copy_global_to_shared(dy_desc, [i * BLOCK_K, om], ready.index(i), a_ring.index(i), pred=pred)
-        tma.async_copy_global_to_shared(x_desc, [i * BLOCK_K, on], ready.index(i), b_ring.index(2 * i), pred=pred)
-        tma.async_copy_global_to_shared(x_desc, [i * BLOCK_K, on + HALF], ready.index(i), b_ring.index(2 * i + 1),
-                                        pred=pred)
+        _load_slab(dy_desc, x_desc, a_ring, b_ring, i, i, om, on, ready.index(i), pred=i < num_k)
     mbarrier.expect(epi_bar, epi_bytes)
-    _fetch(w_desc, w_buf, om, on, HALF, epi_bar)
-    if HAS_S0:
-        _fetch(s0_desc, s0_buf, om, on, HALF, epi_bar)
-    if HAS_S1:
-        _fetch(s1_desc, s1_buf, om, on, HALF, epi_bar)
-    if HAS_S2:
-        _fetch(s2_desc, s2_buf, om, on, HALF, epi_bar)
+    _fetch_tile(tile_descs, tile_bufs, 0, om, on, epi_bar, HAS_S0, HAS_S1, HAS_S2)
 
     # main loop: G = dY^T X, one wgmma group in flight; the slab of step k + STAGES - 1 is
     # requested once the wgmma that read its buffer (step k - 1) has retired
@@ -170,46 +224,173 @@ def gluon_fused_step_kernel(
     for k in range(num_k):
         s = k % STAGES
         mbarrier.wait(ready.index(s), (k // STAGES) & 1)
-        a = a_ring.index(s).permute((1, 0))
-        acc_a = warpgroup_mma(a, b_ring.index(2 * s), acc_a, is_async=True)
-        acc_b = warpgroup_mma(a, b_ring.index(2 * s + 1), acc_b, is_async=True)
-        acc_a, acc_b = warpgroup_mma_wait(num_outstanding=2, deps=(acc_a, acc_b))
+        acc_a, acc_b = _mma_step(a_ring, b_ring, s, acc_a, acc_b)
         nk = k + STAGES - 1
-        ns = nk % STAGES
-        pred = nk < num_k
-        mbarrier.expect(ready.index(ns), slab_bytes, pred=pred)
-        tma.async_copy_global_to_shared(dy_desc, [nk * BLOCK_K, om], ready.index(ns), a_ring.index(ns), pred=pred)
-        tma.async_copy_global_to_shared(x_desc, [nk * BLOCK_K, on], ready.index(ns), b_ring.index(2 * ns),
-                                        pred=pred)
-        tma.async_copy_global_to_shared(x_desc, [nk * BLOCK_K, on + HALF], ready.index(ns),
-                                        b_ring.index(2 * ns + 1), pred=pred)
+        _load_slab(dy_desc, x_desc, a_ring, b_ring, nk % STAGES, nk, om, on, ready.index(nk % STAGES),
+                   pred=nk < num_k)
     acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
 
-    # guard + telemetry: one sum of g^2 (the unscaled gradient); a non-finite tile writes nothing
-    tile_sumsq = gl.sum(gl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0)
-    finite = tile_sumsq < float("inf")
-    if finite:
-        gl.atomic_add(sumsq_ptr, tile_sumsq)
-    else:
-        gl.atomic_add(nonfinite_ptr, 1)
+    finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
     mbarrier.wait(epi_bar, 0)  # waited in either case: no copy may land after the program exits
     mbarrier.invalidate(epi_bar)
-    if finite:
-        _step_half(acc_a, 0, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, grad_scale_ptr,
-                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
-        _step_half(acc_b, 1, w_buf, s0_buf, s1_buf, s2_buf, hyper_ptr, grad_scale_ptr,
-                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
+    if finite:  # a non-finite tile writes nothing
+        _rule_on_tile(acc_a, acc_b, 0, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
+                      HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
         fence_async_shared()
-        _store(w_desc, w_buf, om, on, HALF)
-        if HAS_S0:
-            _store(s0_desc, s0_buf, om, on, HALF)
-        if HAS_S1:
-            _store(s1_desc, s1_buf, om, on, HALF)
-        if HAS_S2:
-            _store(s2_desc, s2_buf, om, on, HALF)
+        _store_tile(tile_descs, tile_bufs, 0, om, on, HAS_S0, HAS_S1, HAS_S2)
         tma.store_wait(pendings=0)
+
+
+# ---------------------------------------------------------------------------
+# persistent and warp-specialized
+# ---------------------------------------------------------------------------
+# One program per SM walks its tiles. Two one-warp producers keep the copy engines busy on
+# their own: one streams dY/X slabs through a ring of STAGES buffers, the other fetches each
+# tile's weight and states into one of EPI_BUFFERS tile buffers as soon as that buffer's
+# previous stores have landed, i.e. tiles ahead of the consumer. The consumer warpgroup runs
+# the wgmma main loop, the guard and the rule, and stores each tile back from its buffer. So
+# the consumer never waits on a load that could have been issued earlier, and HBM traffic
+# runs under its GEMM and its rule alike.
+
+
+@gluon.jit
+def _ws_tiles(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """How many tiles this program walks: pid, pid + programs, ..."""
+    return gl.cdiv(gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N) - gl.program_id(0), gl.num_programs(0))
+
+
+@gluon.jit
+def _ws_tile(i, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
+    pid_m, pid_n = _tile_ids(gl.program_id(0) + i * gl.num_programs(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    return pid_m * BLOCK_M, pid_n * BLOCK_N
+
+
+@gluon.jit
+def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+    dy_desc, x_desc, tile_descs = descs
+    a_ring, b_ring = ring
+    slab_ready, slab_empty, epi_ready, epi_empty = bars
+    BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_ring.type.shape[0]
+    num_k = gl.cdiv(K, BLOCK_K)
+    step = 0
+    for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
+        om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        for k in range(num_k):
+            s = step % STAGES
+            mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
+            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s))
+            step += 1
+
+
+@gluon.jit
+def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+    dy_desc, x_desc, tile_descs = descs
+    slab_ready, slab_empty, epi_ready, epi_empty = bars
+    w_desc, s0_desc, s1_desc, s2_desc = tile_descs
+    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
+    BUFFERS: gl.constexpr = epi_ready.type.shape[0]
+    epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
+                                   + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
+    for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
+        om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        e = i % BUFFERS
+        mbarrier.wait(epi_empty.index(e), ((i // BUFFERS) & 1) ^ 1)
+        mbarrier.expect(epi_ready.index(e), epi_bytes)
+        _fetch_tile(tile_descs, tile_bufs, 2 * e, om, on, epi_ready.index(e), HAS_S0, HAS_S1, HAS_S2)
+
+
+@gluon.jit
+def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
+                 UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+                 HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
+                 num_warps: gl.constexpr):
+    dy_desc, x_desc, tile_descs = descs
+    a_ring, b_ring = ring
+    slab_ready, slab_empty, epi_ready, epi_empty = bars
+    BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    HALF: gl.constexpr = x_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_ring.type.shape[0]
+    BUFFERS: gl.constexpr = epi_ready.type.shape[0]
+    # TMA stores per tile: two halves of the weight and of each state (the count to wait on)
+    STORES: gl.constexpr = 2 * (1 + HAS_S0 + HAS_S1 + HAS_S2)
+    layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
+    num_k = gl.cdiv(K, BLOCK_K)
+    step = 0
+    for i in range(_ws_tiles(M, N, BLOCK_M, 2 * HALF)):
+        om, on = _ws_tile(i, M, N, BLOCK_M, 2 * HALF, GROUP_M)
+        acc_a = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
+        acc_b = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
+        for k in range(num_k):
+            s = step % STAGES
+            mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
+            acc_a, acc_b = _mma_step(a_ring, b_ring, s, acc_a, acc_b)
+            # the previous step's wgmma have retired: its slab buffer goes back to the producer
+            mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
+            step += 1
+        acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
+        mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
+
+        finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
+        e = i % BUFFERS
+        mbarrier.wait(epi_ready.index(e), (i // BUFFERS) & 1)
+        if finite:
+            _rule_on_tile(acc_a, acc_b, 2 * e, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
+                          HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
+        # A non-finite tile stores its buffers back unchanged (the same bits): every tile
+        # stores the same count, which the buffer recycling below counts on.
+        fence_async_shared()
+        _store_tile(tile_descs, tile_bufs, 2 * e, om, on, HAS_S0, HAS_S1, HAS_S2)
+        # the previous tile's stores have landed: its buffer goes back to the tile producer (the
+        # barrier: whichever thread issued the stores has seen them land before anyone arrives)
+        tma.store_wait(pendings=STORES)
+        gl.thread_barrier()
+        mbarrier.arrive(epi_empty.index((i + BUFFERS - 1) % BUFFERS), count=1, pred=i > 0)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def gluon_ws_fused_step_kernel(
+    dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
+    hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+    M, N, K,
+    UPDATE: gl.constexpr, VARIANT: gl.constexpr,
+    HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, num_warps: gl.constexpr,
+):
+    # Descriptors as gluon_fused_step_kernel's; launched with one program per SM (or fewer).
+    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
+    b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
+    tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
+    tile_bufs = _allocate_tiles(tile_descs, 2 * EPI_BUFFERS, HAS_S0, HAS_S1, HAS_S2)
+    slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    epi_ready = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
+    epi_empty = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(slab_ready.index(i), count=1)
+        mbarrier.init(slab_empty.index(i), count=1)
+    for i in gl.static_range(EPI_BUFFERS):
+        mbarrier.init(epi_ready.index(i), count=1)
+        mbarrier.init(epi_empty.index(i), count=1)
+    descs = (dy_desc, x_desc, tile_descs)
+    ring = (a_ring, b_ring)
+    bars = (slab_ready, slab_empty, epi_ready, epi_empty)
+    # (the worker partitions' arguments written out in the call: constexprs stay constexprs)
+    gl.warp_specialize([
+        (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                        M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, num_warps)),
+        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+    ], [1, 1], [40, 40])
 
 
 # ---------------------------------------------------------------------------
@@ -234,20 +415,22 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
     bf16 dY/X, every operand TMA-aligned, plain states, a bf16 or fp32 weight without a master
     copy, and the slab ring plus the tile's weight and states within shared memory."""
-    if not (cfg.kernel == "gluon" and state is not None and accum is None and slab_tma and tile_tma
+    if not (cfg.kernel in ("gluon", "gluon_ws") and state is not None and accum is None and slab_tma and tile_tma
             and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32")
             and state.store.name in ("bf16", "fp32")):
         return False
     tile = cfg.block_m * cfg.block_n
     epilogue = tile * (state.store.weight_dtype.itemsize
                        + sum(s.data.element_size() for s in state.slots if s is not None))
-    return cfg.smem_bytes(2) + epilogue <= SMEM_LIMIT
+    buffers = cfg.epilogue_stages if cfg.kernel == "gluon_ws" else 1
+    return cfg.smem_bytes(2) + buffers * epilogue <= SMEM_LIMIT
 
 
 def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfinite, grad_scale,
            cache: dict | None) -> None:
     """The fused step of ``weight`` (its state tensors ``states``, None where a slot is empty)
-    through ``gluon_fused_step_kernel`` with ``cfg``'s geometry, ``applies`` checked. The
+    through ``gluon_fused_step_kernel`` (``cfg.kernel`` "gluon") or ``gluon_ws_fused_step_kernel``
+    ("gluon_ws", one program per SM at most) with ``cfg``'s geometry, ``applies`` checked. The
     weight's and states' descriptors are kept in ``cache``."""
     M, N = weight.shape
     half = cfg.block_n // 2
@@ -258,13 +441,24 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
         tiles = (w_desc, *[_descriptor(t, [cfg.block_m, half]) if t is not None else w_desc for t in states])
         if cache is not None:
             cache[key] = tiles
-    grid = (-(-M // cfg.block_m) * -(-N // cfg.block_n),)
-    gluon_fused_step_kernel[grid](
+    tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
+    extra = {}
+    kernel = gluon_fused_step_kernel
+    grid = (tiles_total,)
+    if cfg.kernel == "gluon_ws":
+        kernel, extra = gluon_ws_fused_step_kernel, dict(EPI_BUFFERS=cfg.epilogue_stages)
+        grid = (min(tiles_total, _sm_count(weight.device.index)),)
+    kernel[grid](
         _descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
         hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq,
         M, N, dy.shape[0],
         UPDATE=rule.triton_update, VARIANT=variant,
         HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
         HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-        num_warps=cfg.num_warps,
+        num_warps=cfg.num_warps, **extra,
     )
+
+
+@functools.cache
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count

@@ -62,10 +62,12 @@ def test_every_codec_and_store_on_gpu(codec, store):
 
 def _config_id(c: TileConfig) -> str:
     return (f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
-            + ("-gluon" if c.kernel == "gluon" else ""))
+            + ("" if c.kernel == "triton" else f"-{c.kernel}"))
 
 
-GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel == "gluon"]
+GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
+# the first config of each Gluon kernel ("gluon", "gluon_ws")
+GLUON_KINDS = list({c.kernel: c for c in reversed(GLUON)}.values())
 # TMA-aligned odd shapes (rows of 776 bf16 are 97 x 16 bytes): the Gluon kernel applies
 GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]
 
@@ -84,15 +86,16 @@ def test_gluon_kernel_at_parity(config, codec):
     assert fm.ops.launch_counts["gluon"] - before == expected * STEPS * len(GLUON_SHAPES)
 
 
+@pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)
 @pytest.mark.parametrize("case", RULE_CASES, ids=case_id)
-def test_gluon_kernel_every_rule(case):
+def test_gluon_kernel_every_rule(case, config):
     rule, group = case
     before = fm.ops.launch_counts["gluon"]
-    _run_and_check(rule, group, "bf16", "bf16", GLUON_SHAPES[0], steps=4, config=GLUON[0], tma_aligned=True)
+    _run_and_check(rule, group, "bf16", "bf16", GLUON_SHAPES[0], steps=4, config=config, tma_aligned=True)
     assert fm.ops.launch_counts["gluon"] - before == 4
 
 
-@pytest.mark.parametrize("config", GLUON[:1], ids=_config_id)
+@pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)
 def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config):
     """Against the Triton kernel with the same tile: a NaN in one tile's gradient leaves that
     tile's weight and state untouched and counted; every other tile steps with the grad scale."""
