@@ -14,10 +14,14 @@ primitives (``triton.experimental.gluon``):
    the rule in registers, writes the results back into the same shared buffers and
    stores them with asynchronous TMA stores.
 
-So a tile's HBM traffic overlaps its own GEMM, not only other tiles'. The rules are
-the same ``@triton.jit`` epilogues the Triton kernel uses (Gluon calls them as they
-are); the guard and telemetry are the Triton kernel's (one sum of g^2 per tile, a
-non-finite tile writes nothing).
+So a tile's HBM traffic overlaps its own GEMM, not only other tiles'. Measured slower
+than the Triton kernel (its two-deep ring starves the main loop, ``docs/kernel.md``).
+``gluon_ws_fused_step_kernel`` is its persistent, warp-specialized version: producer
+warps issue every load ahead of a consumer warpgroup (section below).
+
+The rules are the same ``@triton.jit`` epilogues the Triton kernel uses (Gluon calls
+them as they are); the guard and telemetry are the Triton kernel's (one sum of g^2 per
+tile, a non-finite tile leaves its weight and state bit-identical).
 
 Scope: the fused step (no accumulation modes), weights stored as bf16 or fp32 and
 plain (bf16 or fp32) states, every operand 16-byte aligned for TMA. ``ops`` routes

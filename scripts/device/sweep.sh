@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device call for [core]/[perf] on the two-GPU machine (kind nvidia-h200-x2): every GPU test, and a
-# tile-config sweep (CONFIGS + CANDIDATES, graph-timed) split over both GPUs:
+# tile-config sweep (CONFIGS + CANDIDATES, or CANDIDATES only with SWEEP_CONFIGS=candidates; graph-timed)
+# split over both GPUs:
 #   GPU 1: pytest -m gpu (TEST_TIMEOUT), then the sweep of SHAPES1;
 #   GPU 0: the sweep of SHAPES0, alone on its GPU while it is timed.
 # Writes under $OUT (8 files): gpu_tests.log, gpu{0,1}/{kernel.csv,sweep.csv,kernel.log}, gpu0/ceilings.json.
@@ -16,10 +17,12 @@ BTS=${BTS:-512,1024,4096}
 ARMS=${ARMS:-adamw-bf16,adamw-int8}
 SHAPES0=${SHAPES0:-4096x4096,1024x4096,12288x4096}
 SHAPES1=${SHAPES1:-4096x12288}
+# "candidates": only configs.CANDIDATES beside the tuned config (FORGE_AUTOTUNE=0: the committed winner)
+SWEEP_CONFIGS=${SWEEP_CONFIGS:-all}
 
 sweep() {  # sweep GPU SHAPES SECONDS
   CUDA_VISIBLE_DEVICES=$1 timeout "$3" python3 -m forge_mcore.bench.kernel --out /tmp/sweep$1 --sweep --reps 20 \
-    --shapes "$2" --bts "$BTS" --arms "$ARMS" > "$OUT/gpu$1/kernel.log" 2>&1
+    --sweep-configs "$SWEEP_CONFIGS" --shapes "$2" --bts "$BTS" --arms "$ARMS" > "$OUT/gpu$1/kernel.log" 2>&1
   cp /tmp/sweep$1/kernel.csv /tmp/sweep$1/sweep.csv "$OUT/gpu$1/" 2>/dev/null
 }
 
