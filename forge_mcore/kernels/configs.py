@@ -38,6 +38,10 @@ class TileConfig:
     # epilogue_stages tile buffers. Either where ``gluon_wgrad.applies``, elsewhere the
     # Triton kernel with this geometry. num_stages is then the slab ring's depth.
     kernel: str = "triton"
+    # False: the Triton kernel's epilogue stores through pointers where its tiles are loaded
+    # by TMA (weights without a master copy). Triton 3.6 waits for each TMA store's
+    # shared-memory read right after issuing it: six waits in a row per AdamW tile.
+    tma_stores: bool = True
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -46,6 +50,8 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in ("triton", "gluon", "gluon_ws"):
             raise ValueError(f"kernel must be 'triton', 'gluon' or 'gluon_ws': {self}")
+        if self.kernel != "triton" and not self.tma_stores:
+            raise ValueError(f"tma_stores=False is a Triton-kernel option: {self}")
         if self.kernel != "triton" and (self.split_n != 2 or self.prefetch or self.maxnreg is not None
                                         or self.block_k != 64
                                         or (self.kernel == "gluon" and self.epilogue_stages != 1)):
@@ -84,7 +90,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). Now: the two best geometries of the Gluon kernel
+# them winning (then they move into CONFIGS). Now: pointer stores in the Triton kernel
+# (session 7: Triton 3.6 follows each TMA store with a wait for its shared-memory read,
+# `ttng.async_tma_store_wait {pendings = 0}` in the TTGIR, six per AdamW tile), and the two best
+# geometries of the Gluon kernel
 # (session 7, docs/kernel.md). Its first sweep (AdamW bf16, 4096x4096, 12288x4096, 1024x4096 at
 # BT 512/1024/4096) put it at 0.74-0.83x the best Triton config at BT 512 and 0.52-0.57x at
 # BT 4096: a two-deep slab ring (the tile's weight and states take the rest of the shared
@@ -95,6 +104,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 5: 10-55% slower in every swept cell); 64x128 capped at 168 registers for int8
 # states, which take 254 uncapped (session 7: -1.2% to +11.3% against the committed winners).
 CANDIDATES: tuple[TileConfig, ...] = (
+    # the committed winners' geometries with pointer stores (no wait after each TMA store)
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, tma_stores=False),
+    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=2, tma_stores=False),
+    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, tma_stores=False),
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
     TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
     # persistent and warp-specialized (one program per SM): slab ring x tile buffers

@@ -59,6 +59,7 @@ def test_fp32_moments_fit_beside_one_tile_buffer():
     dict(kernel="gluon", block_k=32),
     dict(kernel="gluon", epilogue_stages=2),
     dict(kernel="gluon_ws", maxnreg=128),
+    dict(kernel="gluon", tma_stores=False),
 ])
 def test_configs_the_gluon_kernels_cannot_run_are_refused(bad):
     with pytest.raises(ValueError):
