@@ -94,7 +94,8 @@ def fused_wgrad_step(
     state: the weight's ``ForgeParamState``; its codes, scales and master update in place.
     hyper: this step's scalars, from ``state.prepare_step(group)``.
     accumulated: an (out, in) fp32/bf16 partial gradient of earlier micro-batches
-        (from ``accumulate_wgrad``), added to this one before the rule runs.
+        (from ``accumulate_wgrad``): the fp32 sum over this call's tokens starts from it,
+        so micro-batches split where a K block ends sum as one launch over all of them.
     grad_scale: a 1-element fp32 device tensor multiplying the gradient before the
         rule (clipping coefficient, loss or data-parallel scale); telemetry sees
         the unscaled gradient.

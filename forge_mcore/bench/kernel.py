@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from forge_mcore.kernels.configs import KERNELS
+
 DEFAULT_SHAPES = ["4096x4096", "12288x4096", "4096x12288", "1024x4096", "151936x4096"]
 DEFAULT_BTS = [512, 1024, 4096, 16384]
 ARMS = {
@@ -88,9 +90,10 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
 
 
 def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: list | None = None,
-             sweep_configs: str = "all") -> Cell:
+             sweep_configs: str = "all", sweep_kernels: tuple[str, ...] = KERNELS) -> Cell:
     """Time one cell. With ``sweep`` (a list), the FORGE arm's tile configs are timed too and
-    appended as (config, ms): ``sweep_configs`` "all" (CONFIGS and CANDIDATES) or "candidates"."""
+    appended as (config, ms): ``sweep_configs`` "all" (CONFIGS and CANDIDATES) or "candidates",
+    of the kernels in ``sweep_kernels``."""
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.bench.common import rotation_count, time_graph
@@ -122,7 +125,8 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     if sweep is not None:
         from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, prune_configs
 
-        pool = CANDIDATES if sweep_configs == "candidates" else CONFIGS + CANDIDATES
+        pool = [c for c in (CANDIDATES if sweep_configs == "candidates" else CONFIGS + CANDIDATES)
+                if c.kernel in sweep_kernels]
         for cfg in prune_configs(pool, M, N, bt, 2):
             ms = time_graph([lambda w=w, s=s, h=h, c=cfg: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=c)
                              for w, s, h in zip(weights, states, hypers)], reps=reps)
@@ -270,6 +274,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sweep", action="store_true", help="also time every candidate tile config (sweep.csv)")
     p.add_argument("--sweep-configs", choices=("all", "candidates"), default="all",
                    help="what --sweep times: CONFIGS and CANDIDATES, or CANDIDATES only (beside the tuned config)")
+    p.add_argument("--sweep-kernels", default=",".join(KERNELS),
+                   help="the kernels whose configs --sweep times (e.g. leave out one that hangs)")
     p.add_argument("--winners", metavar="CSV[,CSV...]", help="only write kernels/winners.csv from benchmark CSVs")
     args = p.parse_args(argv)
     if args.winners:
@@ -301,7 +307,8 @@ def main(argv: list[str] | None = None) -> None:
             for bt in map(int, args.bts.split(",")):
                 for arm in args.arms.split(","):
                     cell = run_cell(shape, bt, arm, ceilings, reps=args.reps, sweep=sweep,
-                                    sweep_configs=args.sweep_configs)
+                                    sweep_configs=args.sweep_configs,
+                                    sweep_kernels=tuple(args.sweep_kernels.split(",")))
                     writer.writerow(asdict(cell))
                     f.flush()
                     print(f"{shape:>12} BT={bt:<6} {arm:<11} forge {cell.forge_ms:.4f} ms  base "

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CODEC_BLOCK = 64
+# The kernels a TileConfig may select (``TileConfig.kernel``).
+KERNELS = ("triton", "gluon", "gluon_ws")
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,8 @@ class TileConfig:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
         if self.epilogue_stages not in (1, 2, 3):
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
-        if self.kernel not in ("triton", "gluon", "gluon_ws"):
-            raise ValueError(f"kernel must be 'triton', 'gluon' or 'gluon_ws': {self}")
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}: {self}")
         if self.kernel != "triton" and not self.tma_stores:
             raise ValueError(f"tma_stores=False is a Triton-kernel option: {self}")
         if self.kernel != "triton" and (self.split_n != 2 or self.prefetch or self.maxnreg is not None

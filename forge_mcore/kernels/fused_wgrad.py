@@ -13,8 +13,8 @@ seed) are read from a device tensor: changing them never recompiles.
 Two modes share the main loop (``MODE``):
 
 * ``MODE_STEP``: the fused step above. With ``HAS_ACCUM`` the tile of an earlier
-  partial gradient (``accum_ptr``, fp32 or bf16, out x in) is added to the
-  register tile first: the last micro-batch of an exact accumulation.
+  partial gradient (``accum_ptr``, fp32 or bf16, out x in) is the register tile's
+  starting value: the last micro-batch of an exact accumulation.
 * ``MODE_ACCUMULATE``: ``accum += dY^T X`` and nothing else (the earlier
   micro-batches; the weight and state are not touched).
 * ``MODE_MAINLOOP``: the main loop alone, its tile reduced to one atomic so it
@@ -57,11 +57,12 @@ def _tile_ids(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: 
 
 
 @triton.jit
-def _add_partial(acc, accum, om, on, M, N, ACCUM_BF16: tl.constexpr, TILE_TMA: tl.constexpr):
-    part = load_tile(accum, om, on, M, N, acc.shape[0], acc.shape[1], TILE_TMA)
+def _load_partial(accum, om, on, M, N, BLOCK_M: tl.constexpr, HALF: tl.constexpr,
+                  ACCUM_BF16: tl.constexpr, TILE_TMA: tl.constexpr):
+    part = load_tile(accum, om, on, M, N, BLOCK_M, HALF, TILE_TMA)
     if ACCUM_BF16:
         part = bf16_to_f32(part)
-    return acc + part
+    return part.to(tl.float32)
 
 
 @triton.jit
@@ -195,6 +196,13 @@ def fused_wgrad_step_kernel(
         xa_ptrs = x + rk[:, None] * stride_xk + rn_a[None, :] * stride_xn
     acc_a = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
     acc_b = tl.zeros((BLOCK_M, HALF), dtype=tl.float32)
+    if HAS_ACCUM:
+        # The earlier micro-batches' partial sum is where the K loop starts (not a term added
+        # after it): the sum then runs in the order of one kernel over every micro-batch's
+        # tokens in sequence, as it does where the tokens arrive as one batch (experts at EP>1).
+        acc_a = _load_partial(accum, om, on_a, M, N, BLOCK_M, HALF, ACCUM_BF16, TILE_TMA)
+        if SPLIT_N == 2:
+            acc_b = _load_partial(accum, om, on_b, M, N, BLOCK_M, HALF, ACCUM_BF16, TILE_TMA)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         if SLAB_TMA:
             a = dy.load([k * BLOCK_K, om])
@@ -221,11 +229,6 @@ def fused_wgrad_step_kernel(
         if not SLAB_TMA:
             dy_ptrs += BLOCK_K * stride_dyk
             xa_ptrs += BLOCK_K * stride_xk
-
-    if HAS_ACCUM:
-        acc_a = _add_partial(acc_a, accum, om, on_a, M, N, ACCUM_BF16, TILE_TMA)
-        if SPLIT_N == 2:
-            acc_b = _add_partial(acc_b, accum, om, on_b, M, N, ACCUM_BF16, TILE_TMA)
 
     if MODE == 2:
         tl.atomic_add(sumsq_ptr, tl.sum(tl.sum(acc_a + acc_b, axis=1), axis=0))

@@ -2,9 +2,11 @@
 # Device call for [core]/[perf] on the two-GPU machine (kind nvidia-h200-x2): every GPU test, and a
 # tile-config sweep (CONFIGS + CANDIDATES, or CANDIDATES only with SWEEP_CONFIGS=candidates; graph-timed)
 # split over both GPUs:
-#   GPU 1: pytest -m gpu (TEST_TIMEOUT), then the sweep of SHAPES1;
-#   GPU 0: the sweep of SHAPES0, alone on its GPU while it is timed.
-# Writes under $OUT (8 files): gpu_tests.log, gpu{0,1}/{kernel.csv,sweep.csv,kernel.log}, gpu0/ceilings.json.
+#   GPU 1: pytest -m gpu but the warp-specialized kernel's tests (TEST_TIMEOUT), then the sweep of SHAPES1;
+#   GPU 0: the warp-specialized kernel's tests (WS_TIMEOUT: a deadlock ends there), then the sweep of
+#          SHAPES0, alone on its GPU while it is timed. Where those tests fail, neither sweep times gluon_ws.
+# Writes under $OUT (8 files): gpu_tests.log (both GPUs' tests), gpu{0,1}/{kernel.csv,sweep.csv,kernel.log},
+# gpu0/ceilings.json.
 # Then, here: python -m forge_mcore.bench.kernel --winners DIR/gpu0/kernel.csv (sweep.csv beside it counts)
 # once a winning candidate has moved into configs.CONFIGS.
 set -uo pipefail
@@ -21,22 +23,32 @@ SHAPES1=${SHAPES1:-4096x12288}
 SWEEP_CONFIGS=${SWEEP_CONFIGS:-all}
 
 sweep() {  # sweep GPU SHAPES SECONDS
-  CUDA_VISIBLE_DEVICES=$1 timeout "$3" python3 -m forge_mcore.bench.kernel --out /tmp/sweep$1 --sweep --reps 20 \
-    --sweep-configs "$SWEEP_CONFIGS" --shapes "$2" --bts "$BTS" --arms "$ARMS" > "$OUT/gpu$1/kernel.log" 2>&1
+  local kernels=triton,gluon,gluon_ws
+  [ -f /tmp/ws_ok ] || kernels=triton,gluon
+  CUDA_VISIBLE_DEVICES=$1 timeout -k 10 "$3" python3 -m forge_mcore.bench.kernel --out /tmp/sweep$1 --sweep --reps 20 \
+    --sweep-configs "$SWEEP_CONFIGS" --sweep-kernels "$kernels" --shapes "$2" --bts "$BTS" --arms "$ARMS" \
+    > "$OUT/gpu$1/kernel.log" 2>&1
   cp /tmp/sweep$1/kernel.csv /tmp/sweep$1/sweep.csv "$OUT/gpu$1/" 2>/dev/null
 }
 
-(
-  nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
-  # -n 4 --dist loadgroup: the LM-head cases share one worker (side by side they ran out of memory)
-  CUDA_VISIBLE_DEVICES=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout "${TEST_TIMEOUT:-240}" \
+gpu_tests() {  # gpu_tests GPU SECONDS PYTEST-K: the GPU tests selected by -k, onto gpu_tests.log
+  CUDA_VISIBLE_DEVICES=$1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout -k 10 "$2" \
     python3 -m pytest -m gpu tests/functional -q -p no:cacheprovider -n 4 --dist loadgroup --tb=short -rfE \
-    >> "$OUT/gpu_tests.log" 2>&1
-  echo "[sweep.sh] GPU tests done after $((SECONDS - T0)) s" >> "$OUT/gpu_tests.log"
+    -k "$3" > "/tmp/tests$1.log" 2>&1
+  local rc=$?
+  { echo "[sweep.sh] GPU $1, -k '$3': exit $rc after $((SECONDS - T0)) s"; cat "/tmp/tests$1.log"; } >> "$OUT/gpu_tests.log"
+  return $rc
+}
+
+rm -f /tmp/ws_ok
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
+(
+  gpu_tests 1 "${TEST_TIMEOUT:-240}" "not gluon_ws"
   sweep 1 "$SHAPES1" $((BUDGET - (SECONDS - T0)))
 ) &
 gpu1=$!
-sweep 0 "$SHAPES0" "$BUDGET"
+gpu_tests 0 "${WS_TIMEOUT:-150}" gluon_ws && touch /tmp/ws_ok
+sweep 0 "$SHAPES0" $((BUDGET - (SECONDS - T0)))
 cp /tmp/sweep0/ceilings.json "$OUT/gpu0/" 2>/dev/null
 wait $gpu1
 grep -E "passed|failed|^FAILED|^E  |\[sweep.sh\]" "$OUT/gpu_tests.log" | head -40

@@ -145,6 +145,34 @@ def test_every_tile_config(config, codec, store):
     _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, store, (4096, 4096, 512), config=config)
 
 
+@pytest.mark.parametrize("config", CONFIGS, ids=str)
+def test_accumulated_step_sums_in_one_batchs_order(config):
+    """Micro-batches split where a K block ends give the bits of one launch over all their
+    tokens, with wgmma's own summation (the EP>1 expert cell of [mcore] relies on it)."""
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    out_f, in_f, k1, k2 = 1024, 4096, 1024, 512 + 64
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda").to(torch.bfloat16)
+
+    dy1, x1, dy2, x2 = randn(k1, out_f), randn(k1, in_f), randn(k2, out_f), randn(k2, in_f)
+    w0 = randn(out_f, in_f)
+    runs = []
+    for split in (True, False):
+        w = w0.clone()
+        state = fm.ForgeParamState.create(w, "adamw", dict(lr=1e-3), "bf16", "bf16")
+        hyper = state.prepare_step(state.rule.make_group(lr=1e-3))
+        if split:
+            buf = torch.zeros(out_f, in_f, device="cuda")
+            fm.accumulate_wgrad(dy1, x1, buf, config=config)
+            fm.fused_wgrad_step(dy2, x2, w, state, hyper, accumulated=buf, config=config)
+        else:
+            fm.fused_wgrad_step(torch.cat([dy1, dy2]), torch.cat([x1, x2]), w, state, hyper, config=config)
+        runs.append([w] + [s.data for s in state.slots if s is not None])
+    for a, b in zip(*runs):
+        assert torch.equal(a, b), f"{config}: max |diff| {(a.float() - b.float()).abs().max().item():.3g}"
+
+
 def _compiled_kernels() -> int:
     return sum(len(cache[0]) for cache in fused_wgrad_step_kernel.device_caches.values())
 

@@ -209,6 +209,23 @@ def test_accumulate_then_step_equals_one_batch(backend, buffer_dtype):
     assert_close_verbose(w_a, w_b, rtol=1e-6, atol=1e-7, what="accumulated step")
 
 
+def test_accumulated_step_sums_in_one_batchs_order():
+    """The partial sum starts the K loop: split where a block of K ends, the micro-batches give
+    the bits one launch over all their tokens gives (what EP>1 expert layers see)."""
+    gen = torch.Generator().manual_seed(11)
+    block_k = ops.INTERPRETER_CONFIG.block_k
+    dy1, x1 = torch.randn(2 * block_k, M, generator=gen), torch.randn(2 * block_k, N, generator=gen)
+    dy2, x2 = torch.randn(block_k + 9, M, generator=gen), torch.randn(block_k + 9, N, generator=gen)
+    w_a, s_a, g, _ = _setup("adamw", "fp32", "fp32")
+    w_b, s_b, _, _ = _setup("adamw", "fp32", "fp32")
+    buf = torch.zeros(M, N)
+    fm.accumulate_wgrad(dy1, x1, buf, backend="triton")
+    fm.fused_wgrad_step(dy2, x2, w_a, s_a, s_a.prepare_step(g), accumulated=buf, backend="triton")
+    fm.fused_wgrad_step(torch.cat([dy1, dy2]), torch.cat([x1, x2]), w_b, s_b, s_b.prepare_step(g), backend="triton")
+    for a, b in zip(_snapshot(w_a, s_a), _snapshot(w_b, s_b)):
+        assert torch.equal(a, b), f"max |diff| {(a - b).abs().max().item():.3g}"
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_grad_scale_scales_the_gradient_not_the_telemetry(backend):
     w_a, s_a, g, gen = _setup("sgd", "fp32", "fp32", {"lr": 0.1})
