@@ -5,6 +5,7 @@
 #   GPU 1: pytest -m gpu but the warp-specialized kernel's tests (TEST_TIMEOUT), then the sweep of SHAPES1;
 #   GPU 0: the warp-specialized kernel's tests (WS_TIMEOUT: a deadlock ends there), then the sweep of
 #          SHAPES0, alone on its GPU while it is timed. Where those tests fail, neither sweep times gluon_ws.
+# On one GPU (kind nvidia-h200) only the GPU 0 half runs.
 # Writes under $OUT (8 files): gpu_tests.log (both GPUs' tests), gpu{0,1}/{kernel.csv,sweep.csv,kernel.log},
 # gpu0/ceilings.json.
 # Then, here: python -m forge_mcore.bench.kernel --winners DIR/gpu0/kernel.csv (sweep.csv beside it counts)
@@ -42,6 +43,14 @@ gpu_tests() {  # gpu_tests GPU SECONDS PYTEST-K: the GPU tests selected by -k, o
 
 rm -f /tmp/ws_ok
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
+if [ "$(nvidia-smi -L | wc -l)" -eq 1 ]; then  # one GPU (kind nvidia-h200): the GPU 0 half only
+  gpu_tests 0 "${WS_TIMEOUT:-150}" gluon_ws && touch /tmp/ws_ok
+  sweep 0 "$SHAPES0" $((BUDGET - (SECONDS - T0)))
+  cp /tmp/sweep0/ceilings.json "$OUT/gpu0/" 2>/dev/null
+  grep -E "passed|failed|^FAILED|^E  |\[sweep.sh\]" "$OUT/gpu_tests.log" | head -40
+  grep -hE "^ +[0-9]+x[0-9]+ BT=" "$OUT"/gpu*/kernel.log
+  exit 0
+fi
 (
   gpu_tests 1 "${TEST_TIMEOUT:-240}" "not gluon_ws"
   sweep 1 "$SHAPES1" $((BUDGET - (SECONDS - T0)))
