@@ -97,10 +97,15 @@ def test_gluon_kernel_at_parity(config, codec):
 @pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)
 @pytest.mark.parametrize("case", RULE_CASES, ids=case_id)
 def test_gluon_kernel_every_rule(case, config):
+    """Every rule at parity; the Gluon kernel runs it where its states fit shared memory beside
+    the slab ring (a three-state rule does not beside gluon_ws's four slabs), else the Triton kernel."""
     rule, group = case
+    probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), rule, group, "bf16", "bf16")
+    expected = gluon_wgrad.applies(config, probe, torch.empty(1, dtype=torch.bfloat16), None, True, True)
+    assert expected or config.kernel == "gluon_ws" and len([s for s in probe.slots if s is not None]) == 3
     before = fm.ops.launch_counts["gluon"]
     _run_and_check(rule, group, "bf16", "bf16", GLUON_SHAPES[0], steps=4, config=config, tma_aligned=True)
-    assert fm.ops.launch_counts["gluon"] - before == 4
+    assert fm.ops.launch_counts["gluon"] - before == 4 * expected
 
 
 @pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)
