@@ -37,8 +37,9 @@ class TileConfig:
     epilogue_stages: int = 1
     # "gluon": the Hopper kernel of ``kernels/gluon_wgrad.py`` (the epilogue's tiles requested
     # before the main loop); "gluon_ws": its persistent, warp-specialized version, with
-    # epilogue_stages tile buffers. Either where ``gluon_wgrad.applies``, elsewhere the
-    # Triton kernel with this geometry. num_stages is then the slab ring's depth.
+    # epilogue_stages tile buffers and num_warps / 4 consumer warpgroups (two: ping-pong, one's
+    # rule and stores beside the other's GEMM). Either where ``gluon_wgrad.applies``, elsewhere
+    # the Triton kernel with this geometry. num_stages is then the slab ring's depth.
     kernel: str = "triton"
     # False: the Triton kernel's epilogue stores through pointers where its tiles are loaded
     # by TMA (weights without a master copy). Triton 3.6 waits for each TMA store's
@@ -52,6 +53,10 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
+        if self.kernel == "gluon_ws" and (self.num_warps not in (4, 8)
+                                          or self.epilogue_stages % (self.num_warps // 4)):
+            raise ValueError(f"a gluon_ws config has one or two consumer warpgroups (num_warps 4 or 8), "
+                             f"and epilogue_stages a multiple of their count: {self}")
         if self.kernel != "triton" and not self.tma_stores:
             raise ValueError(f"tma_stores=False is a Triton-kernel option: {self}")
         if self.kernel != "triton" and (self.split_n != 2 or self.prefetch or self.maxnreg is not None
@@ -115,6 +120,9 @@ CANDIDATES: tuple[TileConfig, ...] = (
     # persistent and warp-specialized (one program per SM): slab ring x tile buffers
     TileConfig(64, 128, 64, 8, 4, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
     TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=3, kernel="gluon_ws"),
+    # ... with two consumer warpgroups in ping-pong, one tile buffer each
+    TileConfig(64, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(64, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

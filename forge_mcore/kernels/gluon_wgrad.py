@@ -259,6 +259,11 @@ def gluon_fused_step_kernel(
 # runs under its GEMM and its rule alike.
 
 
+# Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
+# warpgroups and two one-warp producers, 320 threads share the SM's 64 K registers.
+WS_CONSUMER_REGS = gl.constexpr(232)
+
+
 @gluon.jit
 def _ws_tiles(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """How many tiles this program walks: pid, pid + programs, ..."""
@@ -276,7 +281,7 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
-    slab_ready, slab_empty, epi_ready, epi_empty = bars
+    slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
@@ -296,7 +301,7 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
-    slab_ready, slab_empty, epi_ready, epi_empty = bars
+    slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     w_desc, s0_desc, s1_desc, s2_desc = tile_descs
     BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
@@ -315,10 +320,13 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
                  UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                  HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
-                 num_warps: gl.constexpr):
+                 CONSUMER: gl.constexpr, CONSUMERS: gl.constexpr, num_warps: gl.constexpr):
+    # Consumer CONSUMER of CONSUMERS (one warpgroup each) takes this program's tiles
+    # CONSUMER, CONSUMER + CONSUMERS, ... With two, their main loops take turns (``order``), so
+    # each one's rule and stores run beside the other's GEMM.
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
-    slab_ready, slab_empty, epi_ready, epi_empty = bars
+    slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
@@ -328,11 +336,20 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     STORES: gl.constexpr = 2 * (1 + HAS_S0 + HAS_S1 + HAS_S2)
     layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
-    step = 0
-    for i in range(_ws_tiles(M, N, BLOCK_M, 2 * HALF)):
+    tiles = _ws_tiles(M, N, BLOCK_M, 2 * HALF)
+    for j in range(gl.cdiv(tiles - CONSUMER, CONSUMERS)):
+        i = j * CONSUMERS + CONSUMER
         om, on = _ws_tile(i, M, N, BLOCK_M, 2 * HALF, GROUP_M)
+        if CONSUMERS == 2:
+            # the other consumer has waited for every slab before this tile's (a ring slot's
+            # barrier is then never more than one phase ahead of its waiter)
+            if CONSUMER == 1:
+                mbarrier.wait(order.index(0), j & 1)
+            else:
+                mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
         acc_a = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
         acc_b = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
+        step = i * num_k
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
@@ -340,6 +357,8 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
             step += 1
+        if CONSUMERS == 2:
+            mbarrier.arrive(order.index(CONSUMER), count=1)
         acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
 
@@ -353,11 +372,18 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         # stores the same count, which the buffer recycling below counts on.
         fence_async_shared()
         _store_tile(tile_descs, tile_bufs, 2 * e, om, on, HAS_S0, HAS_S1, HAS_S2)
-        # the previous tile's stores have landed: its buffer goes back to the tile producer (the
-        # barrier: whichever thread issued the stores has seen them land before anyone arrives)
-        tma.store_wait(pendings=STORES)
-        gl.thread_barrier()
-        mbarrier.arrive(epi_empty.index((i + BUFFERS - 1) % BUFFERS), count=1, pred=i > 0)
+        # A buffer goes back to the tile producer once its stores have read it (the barrier:
+        # whichever thread issued the stores has seen them done before anyone arrives). One
+        # consumer hands back its previous tile's buffer and so never waits on its own stores;
+        # two hand back this tile's, each owning the buffers of its tiles.
+        if CONSUMERS == 1:
+            tma.store_wait(pendings=STORES)
+            gl.thread_barrier()
+            mbarrier.arrive(epi_empty.index((i + BUFFERS - 1) % BUFFERS), count=1, pred=j > 0)
+        else:
+            tma.store_wait(pendings=0)
+            gl.thread_barrier()
+            mbarrier.arrive(epi_empty.index(e), count=1)
     tma.store_wait(pendings=0)
 
 
@@ -368,9 +394,11 @@ def gluon_ws_fused_step_kernel(
     M, N, K,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, num_warps: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, CONSUMERS: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
     # Descriptors as gluon_fused_step_kernel's; launched with one program per SM (or fewer).
+    # num_warps: one consumer warpgroup's; CONSUMERS (1 or 2) of them, EPI_BUFFERS a multiple of it.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
@@ -379,22 +407,38 @@ def gluon_ws_fused_step_kernel(
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
     epi_empty = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
+    order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=1)
     for i in gl.static_range(EPI_BUFFERS):
         mbarrier.init(epi_ready.index(i), count=1)
         mbarrier.init(epi_empty.index(i), count=1)
+    for i in gl.static_range(2):
+        mbarrier.init(order.index(i), count=1)
     descs = (dy_desc, x_desc, tile_descs)
     ring = (a_ring, b_ring)
-    bars = (slab_ready, slab_empty, epi_ready, epi_empty)
+    bars = (slab_ready, slab_empty, epi_ready, epi_empty, order)
     # (the worker partitions' arguments written out in the call: constexprs stay constexprs)
-    gl.warp_specialize([
-        (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                        M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, num_warps)),
-        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-    ], [1, 1], [40, 40])
+    if CONSUMERS == 1:
+        gl.warp_specialize([
+            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                            M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 0, 1,
+                            num_warps)),
+            (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+            (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+        ], [1, 1], [40, 40])
+    else:
+        gl.warp_specialize([
+            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                            M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 0, 2,
+                            num_warps)),
+            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                            M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 1, 2,
+                            num_warps)),
+            (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+            (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+        ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
 # ---------------------------------------------------------------------------
@@ -449,9 +493,12 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
     extra = {}
     kernel = gluon_fused_step_kernel
     grid = (tiles_total,)
+    num_warps = cfg.num_warps
     if cfg.kernel == "gluon_ws":
-        kernel, extra = gluon_ws_fused_step_kernel, dict(EPI_BUFFERS=cfg.epilogue_stages)
+        consumers = ws_consumers(cfg)
+        kernel, extra = gluon_ws_fused_step_kernel, dict(EPI_BUFFERS=cfg.epilogue_stages, CONSUMERS=consumers)
         grid = (min(tiles_total, _sm_count(weight.device.index)),)
+        num_warps //= consumers
     kernel[grid](
         _descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
         hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq,
@@ -459,8 +506,13 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
         UPDATE=rule.triton_update, VARIANT=variant,
         HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
         HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-        num_warps=cfg.num_warps, **extra,
+        num_warps=num_warps, **extra,
     )
+
+
+def ws_consumers(cfg) -> int:
+    """Consumer warpgroups of a gluon_ws config: its num_warps over four."""
+    return cfg.num_warps // 4
 
 
 @functools.cache

@@ -74,8 +74,8 @@ def test_pointer_stores_beside_tma_tiles_at_parity(config, codec):
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
-# the first config of each Gluon kernel ("gluon", "gluon_ws")
-GLUON_KINDS = list({c.kernel: c for c in reversed(GLUON)}.values())
+# the first config of each Gluon kernel ("gluon", "gluon_ws") and warp count (gluon_ws: consumer warpgroups)
+GLUON_KINDS = list({(c.kernel, c.num_warps): c for c in reversed(GLUON)}.values())
 # TMA-aligned odd shapes (rows of 776 bf16 are 97 x 16 bytes): the Gluon kernel applies
 GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]
 
@@ -103,9 +103,12 @@ def test_gluon_kernel_every_rule(case, config):
     probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), rule, group, "bf16", "bf16")
     expected = gluon_wgrad.applies(config, probe, torch.empty(1, dtype=torch.bfloat16), None, True, True)
     assert expected or config.kernel == "gluon_ws" and len([s for s in probe.slots if s is not None]) == 3
+    # the persistent kernel also where each program walks 3-4 tiles (its consumers take turns)
+    shapes = [GLUON_SHAPES[0]] + [(4096, 776, 200)] * (config.kernel == "gluon_ws")
     before = fm.ops.launch_counts["gluon"]
-    _run_and_check(rule, group, "bf16", "bf16", GLUON_SHAPES[0], steps=4, config=config, tma_aligned=True)
-    assert fm.ops.launch_counts["gluon"] - before == 4 * expected
+    for shape in shapes:
+        _run_and_check(rule, group, "bf16", "bf16", shape, steps=4, config=config, tma_aligned=True)
+    assert fm.ops.launch_counts["gluon"] - before == 4 * expected * len(shapes)
 
 
 @pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)

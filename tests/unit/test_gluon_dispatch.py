@@ -60,10 +60,19 @@ def test_fp32_moments_fit_beside_one_tile_buffer():
     dict(kernel="gluon", epilogue_stages=2),
     dict(kernel="gluon_ws", maxnreg=128),
     dict(kernel="gluon", tma_stores=False),
+    dict(kernel="gluon_ws", num_warps=2),  # consumers are whole warpgroups, one or two
+    dict(kernel="gluon_ws", num_warps=12),
+    dict(kernel="gluon_ws", num_warps=8, epilogue_stages=3),  # two consumers own a buffer each
 ])
 def test_configs_the_gluon_kernels_cannot_run_are_refused(bad):
     with pytest.raises(ValueError):
         dataclasses.replace(GLUON, **bad)
+
+
+def test_two_consumer_warpgroups_from_eight_warps():
+    pingpong = dataclasses.replace(WS, num_warps=8)
+    assert (gluon_wgrad.ws_consumers(WS), gluon_wgrad.ws_consumers(pingpong)) == (1, 2)
+    assert gluon_wgrad.applies(pingpong, _state(), BF16, None, True, True)
 
 
 def test_every_gluon_candidate_fits_shared_memory_with_bf16_states():
