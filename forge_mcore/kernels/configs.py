@@ -123,6 +123,7 @@ CANDIDATES: tuple[TileConfig, ...] = (
     # ... with two consumer warpgroups in ping-pong, one tile buffer each
     TileConfig(64, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
     TileConfig(64, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
