@@ -461,7 +461,6 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
             plan = plans[plan_key] = _launch_plan(
                 dict(base_constexprs, SLAB_TMA=slab_tma, TILE_TMA=tile_tma, PREFETCH=cfg.prefetch,
                      EPILOGUE_STAGES=cfg.epilogue_stages,
-                     STORE_TMA=tile_tma and (cfg.tma_stores or o.master is not None),
                      BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
                      SPLIT_N=cfg.split_n),
                 dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages,

@@ -184,7 +184,8 @@ def write_winners(csv_paths: list[str]) -> int:
 
     def config(text: str) -> TileConfig | None:
         fields_ = ast.literal_eval(text)
-        if not fields_.pop("tma_tiles", True):  # a tuning option that no longer exists
+        # tuning options that no longer exist: rows timed with them off are not winners
+        if not (fields_.pop("tma_tiles", True) and fields_.pop("tma_stores", True)):
             return None
         cfg = TileConfig(**fields_)
         return cfg if cfg in CONFIGS else None

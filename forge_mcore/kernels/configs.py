@@ -37,14 +37,11 @@ class TileConfig:
     epilogue_stages: int = 1
     # "gluon": the Hopper kernel of ``kernels/gluon_wgrad.py`` (the epilogue's tiles requested
     # before the main loop); "gluon_ws": its persistent, warp-specialized version, with
-    # epilogue_stages tile buffers and num_warps / 4 consumer warpgroups (two: ping-pong, one's
-    # rule and stores beside the other's GEMM). Either where ``gluon_wgrad.applies``, elsewhere
-    # the Triton kernel with this geometry. num_stages is then the slab ring's depth.
+    # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
+    # other's GEMM, and a tile buffer each (epilogue_stages 2). Either where
+    # ``gluon_wgrad.applies``, elsewhere the Triton kernel with this geometry. num_stages is
+    # then the slab ring's depth.
     kernel: str = "triton"
-    # False: the Triton kernel's epilogue stores through pointers where its tiles are loaded
-    # by TMA (weights without a master copy). Triton 3.6 waits for each TMA store's
-    # shared-memory read right after issuing it: six waits in a row per AdamW tile.
-    tma_stores: bool = True
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -53,12 +50,9 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
-        if self.kernel == "gluon_ws" and (self.num_warps not in (4, 8)
-                                          or self.epilogue_stages % (self.num_warps // 4)):
-            raise ValueError(f"a gluon_ws config has one or two consumer warpgroups (num_warps 4 or 8), "
-                             f"and epilogue_stages a multiple of their count: {self}")
-        if self.kernel != "triton" and not self.tma_stores:
-            raise ValueError(f"tma_stores=False is a Triton-kernel option: {self}")
+        if self.kernel == "gluon_ws" and (self.num_warps != 8 or self.epilogue_stages != 2):
+            raise ValueError(f"a gluon_ws config has two consumer warpgroups (num_warps 8) with a tile "
+                             f"buffer each (epilogue_stages 2): {self}")
         if self.kernel != "triton" and (self.split_n != 2 or self.prefetch or self.maxnreg is not None
                                         or self.block_k != 64
                                         or (self.kernel == "gluon" and self.epilogue_stages != 1)):
@@ -97,10 +91,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). Now: pointer stores in the Triton kernel
-# (session 7: Triton 3.6 follows each TMA store with a wait for its shared-memory read,
-# `ttng.async_tma_store_wait {pendings = 0}` in the TTGIR, six per AdamW tile), and the two best
-# geometries of the Gluon kernel
+# them winning (then they move into CONFIGS). Now: the two best geometries of the Gluon kernel
 # (session 7, docs/kernel.md). Its first sweep (AdamW bf16, 4096x4096, 12288x4096, 1024x4096 at
 # BT 512/1024/4096) put it at 0.74-0.83x the best Triton config at BT 512 and 0.52-0.57x at
 # BT 4096: a two-deep slab ring (the tile's weight and states take the rest of the shared
@@ -111,18 +102,11 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 5: 10-55% slower in every swept cell); 64x128 capped at 168 registers for int8
 # states, which take 254 uncapped (session 7: -1.2% to +11.3% against the committed winners).
 CANDIDATES: tuple[TileConfig, ...] = (
-    # the committed winners' geometries with pointer stores (no wait after each TMA store)
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, tma_stores=False),
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=2, tma_stores=False),
-    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, maxnreg=128, tma_stores=False),
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
     TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
-    # persistent and warp-specialized (one program per SM): slab ring x tile buffers
-    TileConfig(64, 128, 64, 8, 4, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 4, 3, split_n=2, epilogue_stages=3, kernel="gluon_ws"),
-    # ... with two consumer warpgroups in ping-pong, one tile buffer each
+    # persistent and warp-specialized (one program per SM), two consumer warpgroups in
+    # ping-pong with a tile buffer each: 4- and 5-deep slab rings
     TileConfig(64, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 

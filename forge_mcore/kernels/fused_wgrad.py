@@ -77,15 +77,13 @@ def _store_partial(accum, acc, om, on, M, N, ACCUM_BF16: tl.constexpr, TILE_TMA:
 def _apply_rule(
     acc, om, on, M, N, NB, w, master,
     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-    w_raw, s0_raw, s1_raw, s2_raw,
     UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
     HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
     NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
     WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
-    HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr, STORE_TMA: tl.constexpr,
+    HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr,
 ):
-    """The epilogue on one 64-column sub-tile: load weight and state, apply the rule, store.
-    Stores go through the tiles' descriptors (STORE_TMA) or their raw pointers."""
+    """The epilogue on one 64-column sub-tile: load weight and state, apply the rule, store."""
     BM: tl.constexpr = acc.shape[0]
     BN: tl.constexpr = acc.shape[1]
     if HAS_GRAD_SCALE:
@@ -101,31 +99,24 @@ def _apply_rule(
     if HAS_S2:
         v2 = STATE_LOAD(s2, s2_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S2, TILE_TMA)
     wt, v0, v1, v2 = UPDATE(acc, wt, v0, v1, v2, hyper_ptr, VARIANT)
-    if TILE_TMA and not STORE_TMA:  # descriptors loaded the tiles; store through the pointers (no master
-        w = w_raw                     # then: w_raw is the weight)
-        s0 = s0_raw
-        s1 = s1_raw
-        s2 = s2_raw
-    WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), STORE_TMA)
+    WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), TILE_TMA)
     if HAS_S0:
-        STATE_STORE(s0, s0_scale_ptr, om, on, M, N, NB, v0, NONNEG_S0, STORE_TMA)
+        STATE_STORE(s0, s0_scale_ptr, om, on, M, N, NB, v0, NONNEG_S0, TILE_TMA)
     if HAS_S1:
-        STATE_STORE(s1, s1_scale_ptr, om, on, M, N, NB, v1, NONNEG_S1, STORE_TMA)
+        STATE_STORE(s1, s1_scale_ptr, om, on, M, N, NB, v1, NONNEG_S1, TILE_TMA)
     if HAS_S2:
-        STATE_STORE(s2, s2_scale_ptr, om, on, M, N, NB, v2, NONNEG_S2, STORE_TMA)
+        STATE_STORE(s2, s2_scale_ptr, om, on, M, N, NB, v2, NONNEG_S2, TILE_TMA)
 
 
 @triton.jit
 def _epilogue(
     acc_a, acc_b, om, on_a, M, N, NB, w, master,
     s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-    w_raw, s0_raw, s1_raw, s2_raw,
     UPDATE: tl.constexpr, VARIANT: tl.constexpr, STATE_LOAD: tl.constexpr, STATE_STORE: tl.constexpr,
     HAS_S0: tl.constexpr, HAS_S1: tl.constexpr, HAS_S2: tl.constexpr,
     NONNEG_S0: tl.constexpr, NONNEG_S1: tl.constexpr, NONNEG_S2: tl.constexpr,
     WEIGHT_LOAD: tl.constexpr, WEIGHT_STORE: tl.constexpr, SEED_INDEX: tl.constexpr,
-    HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr, STORE_TMA: tl.constexpr, SPLIT_N: tl.constexpr,
-    EPILOGUE_STAGES: tl.constexpr,
+    HAS_GRAD_SCALE: tl.constexpr, TILE_TMA: tl.constexpr, SPLIT_N: tl.constexpr, EPILOGUE_STAGES: tl.constexpr,
 ):
     # The column halves in one loop. Straight-line (EPILOGUE_STAGES = 1, the loop fully
     # unrolled): the second half's tiles are loaded once the first half is stored and
@@ -139,10 +130,8 @@ def _epilogue(
         _apply_rule(
             tl.where(i == 0, acc_a, acc_b), om, on_a + i * HALF, M, N, NB, w, master,
             s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-            w_raw, s0_raw, s1_raw, s2_raw,
             UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
             NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
-            STORE_TMA,
         )
 
 
@@ -163,12 +152,11 @@ def fused_wgrad_step_kernel(
     MODE: tl.constexpr, HAS_ACCUM: tl.constexpr, ACCUM_BF16: tl.constexpr, HAS_GRAD_SCALE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_N: tl.constexpr, SLAB_TMA: tl.constexpr, TILE_TMA: tl.constexpr, PREFETCH: tl.constexpr,
-    EPILOGUE_STAGES: tl.constexpr, STORE_TMA: tl.constexpr,
+    EPILOGUE_STAGES: tl.constexpr,
 ):
     # dy, x: TMA descriptors (SLAB_TMA) or plain pointers; w, master, s0..s2, accum:
     # descriptors (TILE_TMA) or pointers. w_raw (the master where there is one), s0_raw..s2_raw:
-    # the same tensors as pointers, for the L2 prefetch and, with TMA loads but STORE_TMA off
-    # (only without a master), the epilogue's stores.
+    # the same tensors as pointers, for the L2 prefetch.
     # SPLIT_N = 2 keeps the tile's two column halves in separate accumulators, so
     # the epilogue's working set (weight, states, temporaries) is half a tile.
     HALF: tl.constexpr = BLOCK_N // SPLIT_N
@@ -257,8 +245,7 @@ def fused_wgrad_step_kernel(
             _epilogue(
                 acc_a, acc_b, om, on_a, M, N, NB, w, master,
                 s0, s0_scale_ptr, s1, s1_scale_ptr, s2, s2_scale_ptr, hyper_ptr, grad_scale_ptr,
-                w_raw, s0_raw, s1_raw, s2_raw,
                 UPDATE, VARIANT, STATE_LOAD, STATE_STORE, HAS_S0, HAS_S1, HAS_S2,
                 NONNEG_S0, NONNEG_S1, NONNEG_S2, WEIGHT_LOAD, WEIGHT_STORE, SEED_INDEX, HAS_GRAD_SCALE, TILE_TMA,
-                STORE_TMA, SPLIT_N, EPILOGUE_STAGES,
+                SPLIT_N, EPILOGUE_STAGES,
             )

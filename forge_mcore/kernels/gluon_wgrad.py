@@ -17,7 +17,7 @@ primitives (``triton.experimental.gluon``):
 So a tile's HBM traffic overlaps its own GEMM, not only other tiles'. Measured slower
 than the Triton kernel (its two-deep ring starves the main loop, ``docs/kernel.md``).
 ``gluon_ws_fused_step_kernel`` is its persistent, warp-specialized version: producer
-warps issue every load ahead of a consumer warpgroup (section below).
+warps issue every load ahead of two consumer warpgroups in ping-pong (section below).
 
 The rules are the same ``@triton.jit`` epilogues the Triton kernel uses (Gluon calls
 them as they are); the guard and telemetry are the Triton kernel's (one sum of g^2 per
@@ -252,11 +252,14 @@ def gluon_fused_step_kernel(
 # ---------------------------------------------------------------------------
 # One program per SM walks its tiles. Two one-warp producers keep the copy engines busy on
 # their own: one streams dY/X slabs through a ring of STAGES buffers, the other fetches each
-# tile's weight and states into one of EPI_BUFFERS tile buffers as soon as that buffer's
-# previous stores have landed, i.e. tiles ahead of the consumer. The consumer warpgroup runs
-# the wgmma main loop, the guard and the rule, and stores each tile back from its buffer. So
-# the consumer never waits on a load that could have been issued earlier, and HBM traffic
-# runs under its GEMM and its rule alike.
+# tile's weight and states into its consumer's tile buffer as soon as that buffer's previous
+# stores have read it. Two consumer warpgroups take alternate tiles (ping-pong, CUTLASS's
+# schedule for epilogue-heavy GEMMs): each runs the wgmma main loop, the guard and the rule,
+# and stores its tile back from its buffer, their main loops taking turns. So one consumer's
+# rule and stores run beside the other's GEMM, no consumer waits on a load that could have
+# been issued earlier, and HBM traffic runs under GEMM and rule alike. Measured in session 8
+# (docs/kernel.md): 1.04-1.18x the Triton kernel at BT <= 1024; a single consumer, which ran
+# its rule between its own main loops, was 0.81-0.87x.
 
 
 # Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
@@ -320,10 +323,10 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
                  UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                  HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
-                 CONSUMER: gl.constexpr, CONSUMERS: gl.constexpr, num_warps: gl.constexpr):
-    # Consumer CONSUMER of CONSUMERS (one warpgroup each) takes this program's tiles
-    # CONSUMER, CONSUMER + CONSUMERS, ... With two, their main loops take turns (``order``), so
-    # each one's rule and stores run beside the other's GEMM.
+                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
+    # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's tiles CONSUMER,
+    # CONSUMER + 2, ... Their main loops take turns (``order``), so each one's rule and stores
+    # run beside the other's GEMM.
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
@@ -332,21 +335,18 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_ring.type.shape[0]
     BUFFERS: gl.constexpr = epi_ready.type.shape[0]
-    # TMA stores per tile: two halves of the weight and of each state (the count to wait on)
-    STORES: gl.constexpr = 2 * (1 + HAS_S0 + HAS_S1 + HAS_S2)
     layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
     tiles = _ws_tiles(M, N, BLOCK_M, 2 * HALF)
-    for j in range(gl.cdiv(tiles - CONSUMER, CONSUMERS)):
-        i = j * CONSUMERS + CONSUMER
+    for j in range(gl.cdiv(tiles - CONSUMER, 2)):
+        i = 2 * j + CONSUMER
         om, on = _ws_tile(i, M, N, BLOCK_M, 2 * HALF, GROUP_M)
-        if CONSUMERS == 2:
-            # the other consumer has waited for every slab before this tile's (a ring slot's
-            # barrier is then never more than one phase ahead of its waiter)
-            if CONSUMER == 1:
-                mbarrier.wait(order.index(0), j & 1)
-            else:
-                mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
+        # the other consumer has waited for every slab before this tile's (a ring slot's
+        # barrier is then never more than one phase ahead of its waiter)
+        if CONSUMER == 1:
+            mbarrier.wait(order.index(0), j & 1)
+        else:
+            mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
         acc_a = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
         acc_b = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
         step = i * num_k
@@ -357,8 +357,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
             step += 1
-        if CONSUMERS == 2:
-            mbarrier.arrive(order.index(CONSUMER), count=1)
+        mbarrier.arrive(order.index(CONSUMER), count=1)
         acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
 
@@ -372,19 +371,12 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         # stores the same count, which the buffer recycling below counts on.
         fence_async_shared()
         _store_tile(tile_descs, tile_bufs, 2 * e, om, on, HAS_S0, HAS_S1, HAS_S2)
-        # A buffer goes back to the tile producer once its stores have read it (the barrier:
-        # whichever thread issued the stores has seen them done before anyone arrives). One
-        # consumer hands back its previous tile's buffer and so never waits on its own stores;
-        # two hand back this tile's, each owning the buffers of its tiles.
-        if CONSUMERS == 1:
-            tma.store_wait(pendings=STORES)
-            gl.thread_barrier()
-            mbarrier.arrive(epi_empty.index((i + BUFFERS - 1) % BUFFERS), count=1, pred=j > 0)
-        else:
-            tma.store_wait(pendings=0)
-            gl.thread_barrier()
-            mbarrier.arrive(epi_empty.index(e), count=1)
-    tma.store_wait(pendings=0)
+        # The buffer goes back to the tile producer once its stores have read it (the barrier:
+        # whichever thread issued the stores has seen them done before anyone arrives). This
+        # wait runs beside the other consumer's main loop.
+        tma.store_wait(pendings=0)
+        gl.thread_barrier()
+        mbarrier.arrive(epi_empty.index(e), count=1)
 
 
 @gluon.jit
@@ -394,11 +386,11 @@ def gluon_ws_fused_step_kernel(
     M, N, K,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, CONSUMERS: gl.constexpr,
-    num_warps: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, num_warps: gl.constexpr,
 ):
     # Descriptors as gluon_fused_step_kernel's; launched with one program per SM (or fewer).
-    # num_warps: one consumer warpgroup's; CONSUMERS (1 or 2) of them, EPI_BUFFERS a multiple of it.
+    # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS even (a tile buffer
+    # belongs to one consumer).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
@@ -420,25 +412,14 @@ def gluon_ws_fused_step_kernel(
     ring = (a_ring, b_ring)
     bars = (slab_ready, slab_empty, epi_ready, epi_empty, order)
     # (the worker partitions' arguments written out in the call: constexprs stay constexprs)
-    if CONSUMERS == 1:
-        gl.warp_specialize([
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 0, 1,
-                            num_warps)),
-            (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-            (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-        ], [1, 1], [40, 40])
-    else:
-        gl.warp_specialize([
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 0, 2,
-                            num_warps)),
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 1, 2,
-                            num_warps)),
-            (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-            (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-        ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
+    gl.warp_specialize([
+        (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                        M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 0, num_warps)),
+        (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                        M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 1, num_warps)),
+        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+    ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
 # ---------------------------------------------------------------------------
@@ -494,11 +475,10 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
     kernel = gluon_fused_step_kernel
     grid = (tiles_total,)
     num_warps = cfg.num_warps
-    if cfg.kernel == "gluon_ws":
-        consumers = ws_consumers(cfg)
-        kernel, extra = gluon_ws_fused_step_kernel, dict(EPI_BUFFERS=cfg.epilogue_stages, CONSUMERS=consumers)
+    if cfg.kernel == "gluon_ws":  # cfg.num_warps counts both consumer warpgroups
+        kernel, extra = gluon_ws_fused_step_kernel, dict(EPI_BUFFERS=cfg.epilogue_stages)
         grid = (min(tiles_total, _sm_count(weight.device.index)),)
-        num_warps //= consumers
+        num_warps //= 2
     kernel[grid](
         _descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
         hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq,
@@ -508,11 +488,6 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
         HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
         num_warps=num_warps, **extra,
     )
-
-
-def ws_consumers(cfg) -> int:
-    """Consumer warpgroups of a gluon_ws config: its num_warps over four."""
-    return cfg.num_warps // 4
 
 
 @functools.cache

@@ -43,8 +43,8 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
         cell = row[f.name]
         if f.name == "maxnreg":
             values[f.name] = int(cell) if cell else None
-        elif f.name in ("prefetch", "tma_stores"):
-            values[f.name] = cell == "True" if cell else f.default
+        elif f.name == "prefetch":
+            values[f.name] = cell == "True"
         elif f.name == "kernel":
             values[f.name] = cell or "triton"
         else:

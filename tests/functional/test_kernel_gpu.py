@@ -62,19 +62,11 @@ def test_every_codec_and_store_on_gpu(codec, store):
 
 def _config_id(c: TileConfig) -> str:
     return (f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
-            + ("" if c.kernel == "triton" else f"-{c.kernel}") + ("" if c.tma_stores else "-ptrstores"))
-
-
-@pytest.mark.parametrize("config", [c for c in CONFIGS + CANDIDATES if not c.tma_stores], ids=_config_id)
-@pytest.mark.parametrize("codec", ["bf16", "int8"])
-def test_pointer_stores_beside_tma_tiles_at_parity(config, codec):
-    """TMA-aligned tensors, so the tiles load through descriptors and store through pointers."""
-    _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, "bf16", (4096, 4096, 512), config=config,
-                   tma_aligned=True)
+            + ("" if c.kernel == "triton" else f"-{c.kernel}"))
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
-# the first config of each Gluon kernel ("gluon", "gluon_ws") and warp count (gluon_ws: consumer warpgroups)
+# the first config of each Gluon kernel ("gluon", "gluon_ws") and warp count
 GLUON_KINDS = list({(c.kernel, c.num_warps): c for c in reversed(GLUON)}.values())
 # TMA-aligned odd shapes (rows of 776 bf16 are 97 x 16 bytes): the Gluon kernel applies
 GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]

@@ -215,22 +215,6 @@ def test_pipelined_epilogue(monkeypatch, codec, store):
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
 
 
-@pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp32", "fp32_master")])
-def test_pointer_stores_beside_tma_tiles(monkeypatch, codec, store):
-    """``TileConfig(tma_stores=False)``: tiles loaded through descriptors, the epilogue's stores
-    through the tensors' pointers (kept on TMA where there is a master copy)."""
-    from forge_mcore.kernels.configs import TileConfig
-
-    seen = []
-    monkeypatch.setattr(ops, "INTERPRETER_CONFIG", TileConfig(32, 128, 16, 2, 1, 1, split_n=2, tma_stores=False))
-    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.append((cx["TILE_TMA"], cx["STORE_TMA"])))
-    case = next(c for c in RULE_CASES if c[0] == "adam" and c[1].get("amsgrad"))
-    w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(*case, codec, store, (72, 192, 37), tma_aligned=True)
-    assert set(seen) == {(True, store == "fp32_master")}
-    check_states(s_tr, s_ref, codec, STEPS)
-    check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, g["lr"], STEPS)
-
-
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
 def test_triton_matches_torch_optim(case):
     """Regime-1 rules at fp32 state and weights equal torch.optim given the same gradient."""
