@@ -174,7 +174,8 @@ def test_accumulated_step_sums_in_one_batchs_order(config):
 
 
 def _compiled_kernels() -> int:
-    return sum(len(cache[0]) for cache in fused_wgrad_step_kernel.device_caches.values())
+    kernels = (fused_wgrad_step_kernel, gluon_wgrad.gluon_fused_step_kernel, gluon_wgrad.gluon_ws_fused_step_kernel)
+    return sum(len(cache[0]) for kernel in kernels for cache in kernel.device_caches.values())
 
 
 def test_lr_schedule_never_recompiles():
@@ -185,7 +186,7 @@ def test_lr_schedule_never_recompiles():
     x = torch.randn(512, 4096, device="cuda", dtype=torch.bfloat16)
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g))  # tunes and compiles
     compiled, tuned = _compiled_kernels(), len(fm.ops.tuned_configs())
-    direct = fm.ops._direct_launcher().direct_launches
+    direct, gluon = fm.ops._direct_launcher().direct_launches, fm.ops.launch_counts["gluon"]
     for step in range(100):
         g["lr"] = 1e-3 * (step % 10 + 1) / 10
         g["weight_decay"] = 0.01 * (step % 3)
@@ -193,7 +194,9 @@ def test_lr_schedule_never_recompiles():
     torch.cuda.synchronize()
     assert _compiled_kernels() == compiled
     assert len(fm.ops.tuned_configs()) == tuned
-    assert fm.ops._direct_launcher().direct_launches == direct + 100  # no JITFunction.run after the first
+    # the Triton kernel: no JITFunction.run after the first; or the tuned Gluon kernel, every time
+    launched = (fm.ops._direct_launcher().direct_launches - direct, fm.ops.launch_counts["gluon"] - gluon)
+    assert launched in ((100, 0), (0, 100)), launched
 
 
 def _state_tensors(w, state):
