@@ -106,6 +106,7 @@ def main() -> None:
     gluon_wgrad.gluon_fused_step_kernel = _OfflineCompile(gluon_wgrad.gluon_fused_step_kernel)
     gluon_wgrad.gluon_ws_fused_step_kernel = _OfflineCompile(gluon_wgrad.gluon_ws_fused_step_kernel)
     gluon_wgrad._sm_count = lambda device_index: 132  # an H100/H200's SMs, without a GPU
+    gluon_wgrad._launcher.cache_clear()
     ops._direct_launcher.cache_clear()
     ops.resolve_backend = lambda device, backend=None: "triton"  # CPU tensors stand in for CUDA ones
     ops.interpreter_active = lambda: False

@@ -456,11 +456,16 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
 
 
 def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfinite, grad_scale,
-           cache: dict | None) -> None:
+           cache: dict | None, bind: bool = False):
     """The fused step of ``weight`` (its state tensors ``states``, None where a slot is empty)
     through ``gluon_fused_step_kernel`` (``cfg.kernel`` "gluon") or ``gluon_ws_fused_step_kernel``
-    ("gluon_ws", one program per SM at most) with ``cfg``'s geometry, ``applies`` checked. The
-    weight's and states' descriptors are kept in ``cache``."""
+    ("gluon_ws", one program per SM at most) with ``cfg``'s geometry, ``applies`` checked.
+
+    Launched as the Triton kernel is (``kernels/launch.DirectLauncher``: no ``JITFunction.run``
+    after the first launch of a specialization). With a ``cache`` (the weight's launch cache) the
+    weight's and states' descriptors and the launch plan are kept there, and with ``bind`` the
+    launch comes back bound for ``ops``' replay (dY, X and the grad scale swapped in per call),
+    else None."""
     M, N = weight.shape
     half = cfg.block_n // 2
     key = ("gluon tiles", cfg.block_m, weight.data_ptr())
@@ -471,23 +476,39 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
         if cache is not None:
             cache[key] = tiles
     tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
-    extra = {}
-    kernel = gluon_fused_step_kernel
-    grid = (tiles_total,)
-    num_warps = cfg.num_warps
-    if cfg.kernel == "gluon_ws":  # cfg.num_warps counts both consumer warpgroups
-        kernel, extra = gluon_ws_fused_step_kernel, dict(EPI_BUFFERS=cfg.epilogue_stages)
-        grid = (min(tiles_total, _sm_count(weight.device.index)),)
-        num_warps //= 2
-    kernel[grid](
-        _descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
-        hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq,
-        M, N, dy.shape[0],
-        UPDATE=rule.triton_update, VARIANT=variant,
-        HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
-        HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-        num_warps=num_warps, **extra,
-    )
+    grid = (tiles_total,) if cfg.kernel == "gluon" else (min(tiles_total, _sm_count(weight.device.index)),)
+    launcher = _launcher(cfg.kernel)
+    plan_key = ("gluon plan", cfg, grad_scale is not None)
+    plan = cache.get(plan_key) if cache is not None else None
+    if plan is None:
+        constexprs = dict(
+            UPDATE=rule.triton_update, VARIANT=variant,
+            HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
+            HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
+            num_warps=cfg.num_warps,
+        )
+        if cfg.kernel == "gluon_ws":  # cfg.num_warps counts both consumer warpgroups
+            constexprs.update(EPI_BUFFERS=cfg.epilogue_stages, num_warps=cfg.num_warps // 2)
+        plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
+        if cache is not None:
+            cache[plan_key] = plan
+    args = (_descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
+            hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0])
+    raw = launcher(grid, args, plan)
+    return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
+
+
+# Launch arguments that are the weight's own objects at every step (its weight/state tiles,
+# scalars, telemetry), and those a replay passes anew (the dY and X slabs, the grad scale).
+_STABLE_ARGS = frozenset(range(2, 9))
+_VARYING_ARGS = (0, 1, 9)
+
+
+@functools.cache
+def _launcher(kernel: str):
+    from .launch import DirectLauncher
+
+    return DirectLauncher(gluon_ws_fused_step_kernel if kernel == "gluon_ws" else gluon_fused_step_kernel)
 
 
 @functools.cache

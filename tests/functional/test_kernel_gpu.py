@@ -186,7 +186,8 @@ def test_lr_schedule_never_recompiles():
     x = torch.randn(512, 4096, device="cuda", dtype=torch.bfloat16)
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g))  # tunes and compiles
     compiled, tuned = _compiled_kernels(), len(fm.ops.tuned_configs())
-    direct, gluon = fm.ops._direct_launcher().direct_launches, fm.ops.launch_counts["gluon"]
+    gluon_direct = gluon_wgrad._launcher("gluon_ws")
+    direct, gluon = fm.ops._direct_launcher().direct_launches, gluon_direct.direct_launches
     for step in range(100):
         g["lr"] = 1e-3 * (step % 10 + 1) / 10
         g["weight_decay"] = 0.01 * (step % 3)
@@ -194,8 +195,8 @@ def test_lr_schedule_never_recompiles():
     torch.cuda.synchronize()
     assert _compiled_kernels() == compiled
     assert len(fm.ops.tuned_configs()) == tuned
-    # the Triton kernel: no JITFunction.run after the first; or the tuned Gluon kernel, every time
-    launched = (fm.ops._direct_launcher().direct_launches - direct, fm.ops.launch_counts["gluon"] - gluon)
+    # no JITFunction.run after the first launch, whichever kernel was tuned in
+    launched = (fm.ops._direct_launcher().direct_launches - direct, gluon_direct.direct_launches - gluon)
     assert launched in ((100, 0), (0, 100)), launched
 
 
@@ -204,12 +205,20 @@ def _state_tensors(w, state):
     return [t.view(torch.uint8) for t in tensors]
 
 
-@pytest.mark.parametrize("codec", ["bf16", "int8"])
+WS = next(c for c in CONFIGS + CANDIDATES if c.kernel == "gluon_ws")
+
+
+@pytest.mark.parametrize("codec,config", [("bf16", None), ("int8", None), ("bf16", WS)],
+                         ids=["bf16", "int8", "gluon_ws"])
 @pytest.mark.parametrize("scaled", [False, True])
-def test_replayed_steps_equal_full_steps(monkeypatch, codec, scaled):
+def test_replayed_steps_equal_full_steps(monkeypatch, codec, config, scaled):
     """The engine's repeated call (same weight, scalars, telemetry; dY/X of one layout) goes
     through ``ops._Replay`` from its third step on; with fresh dY/X (new addresses) every
-    step it must write exactly what the full launch path writes."""
+    step it must write exactly what the full launch path writes. ``config``: the tuner's
+    choice (None), or the Gluon kernel as if it were tuned in."""
+    if config is not None:
+        monkeypatch.setattr(fm.ops, "_select_config", lambda *args: config)
+    gluon = fm.ops.launch_counts["gluon"]
     torch.manual_seed(0)
     w = (torch.randn(1536, 1024, device="cuda") * 0.1).bfloat16()
     ref_w = w.clone()
@@ -229,6 +238,8 @@ def test_replayed_steps_equal_full_steps(monkeypatch, codec, scaled):
     assert torch.allclose(tel.sumsq, ref_tel.sumsq, rtol=1e-5)  # tiles add their sum of squares in any order
     # step 2 binds (step 1's layout again, launched directly once step 1 compiled); later steps replay
     assert fm.ops.launch_counts["replay"] - replays >= steps - 2
+    if config is not None:  # the reference's full launches (and the replayed weight's first two) took it
+        assert fm.ops.launch_counts["gluon"] - gluon >= steps + 2
 
 
 def test_fused_step_captures_in_a_cuda_graph():
