@@ -87,18 +87,18 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(64, 64, 64, 8, 4, 3),
     TileConfig(64, 64, 64, 8, 4, 3, prefetch=True),
     TileConfig(64, 64, 64, 8, 4, 2, prefetch=True),
+    # The persistent, warp-specialized Gluon kernel (two consumer warpgroups in ping-pong, a
+    # five-deep slab ring) for bf16/fp32 states where its buffers fit; elsewhere this geometry
+    # runs the Triton kernel. Session 8 (results/2026-12-01/session8/): 0.96-1.38x the
+    # committed winners in 30 graph-timed cells at BT 512/1024 (5 shapes, AdamW, SGD-momentum,
+    # Lion), faster in 28 (call4); launched and replayed like the Triton kernel, 18 host us per
+    # replayed launch against its 22 (call8).
+    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
 # them winning (then they move into CONFIGS). Now:
-# - the persistent, warp-specialized Gluon kernel: two consumer warpgroups in ping-pong and a
-#   five-deep slab ring (bf16/fp32 states where its buffers fit; elsewhere this geometry runs the
-#   Triton kernel). Session 8 (results/2026-12-01/session8/call4): 0.96-1.38x the committed
-#   winners in 30 graph-timed cells at BT 512/1024, faster in 28. It stays here until its launch
-#   has a bound, replayable path like the Triton kernel's: through Gluon's JIT launch it costs
-#   152 host us per call against 116 (call7, scripts/device/launch_host_time.py), and the [nn]
-#   step is partly host-bound (docs/nn.md);
 # - the non-persistent Gluon kernel (session 7:
 #   0.74-0.83x the best Triton config at BT 512, 0.52-0.57x at BT 4096; its two-deep slab ring
 #   starves the main loop), the base of the persistent one.
@@ -108,7 +108,6 @@ CONFIGS: tuple[TileConfig, ...] = (
 # best 1.01x); the persistent Gluon kernel with one consumer warpgroup (session 8: 0.81-0.87x
 # at BT <= 1024) and with two but a 3- or 4-deep slab ring (slower than 5-deep in every cell).
 CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
     TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
     TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
 )
