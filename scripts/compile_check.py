@@ -103,7 +103,6 @@ def main() -> None:
     global SASS_HISTOGRAM
     SASS_HISTOGRAM = args.sass
     fused_wgrad.fused_wgrad_step_kernel = _OfflineCompile(fused_wgrad.fused_wgrad_step_kernel)
-    gluon_wgrad.gluon_fused_step_kernel = _OfflineCompile(gluon_wgrad.gluon_fused_step_kernel)
     gluon_wgrad.gluon_ws_fused_step_kernel = _OfflineCompile(gluon_wgrad.gluon_ws_fused_step_kernel)
     gluon_wgrad._sm_count = lambda device_index: 132  # an H100/H200's SMs, without a GPU
     gluon_wgrad._launcher.cache_clear()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 CODEC_BLOCK = 64
 # The kernels a TileConfig may select (``TileConfig.kernel``).
-KERNELS = ("triton", "gluon", "gluon_ws")
+KERNELS = ("triton", "gluon_ws")
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,10 @@ class TileConfig:
     # > 1: the epilogue's two halves run as a software-pipelined loop of that depth
     # (asynchronous weight/state loads); 1: straight-line, half by half.
     epilogue_stages: int = 1
-    # "gluon": the Hopper kernel of ``kernels/gluon_wgrad.py`` (the epilogue's tiles requested
-    # before the main loop); "gluon_ws": its persistent, warp-specialized version, with
+    # "gluon_ws": the persistent, warp-specialized Hopper kernel of ``kernels/gluon_wgrad.py``,
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
-    # other's GEMM, and a tile buffer each (epilogue_stages 2). Either where
-    # ``gluon_wgrad.applies``, elsewhere the Triton kernel with this geometry. num_stages is
-    # then the slab ring's depth.
+    # other's GEMM, with a tile buffer each (epilogue_stages 2). Where ``gluon_wgrad.applies``;
+    # elsewhere the Triton kernel with this geometry. num_stages is then the slab ring's depth.
     kernel: str = "triton"
 
     def __post_init__(self) -> None:
@@ -50,15 +48,11 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
-        if self.kernel == "gluon_ws" and (self.num_warps != 8 or self.epilogue_stages != 2):
-            raise ValueError(f"a gluon_ws config has two consumer warpgroups (num_warps 8) with a tile "
-                             f"buffer each (epilogue_stages 2): {self}")
-        if self.kernel != "triton" and (self.split_n != 2 or self.prefetch or self.maxnreg is not None
-                                        or self.block_k != 64
-                                        or (self.kernel == "gluon" and self.epilogue_stages != 1)):
-            raise ValueError(f"a Gluon config is 128 columns wide in two halves, BLOCK_K 64, without the "
-                             f"Triton kernel's prefetch or register cap (and, but for gluon_ws, whose "
-                             f"epilogue_stages counts its tile buffers, without a pipelined epilogue): {self}")
+        if self.kernel == "gluon_ws" and (self.num_warps != 8 or self.epilogue_stages != 2 or self.split_n != 2
+                                          or self.block_k != 64 or self.prefetch or self.maxnreg is not None):
+            raise ValueError(f"a gluon_ws config has two consumer warpgroups (num_warps 8) with a tile buffer "
+                             f"each (epilogue_stages 2), is 128 columns wide in two halves with BLOCK_K 64, and "
+                             f"has neither the Triton kernel's prefetch nor its register cap: {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -98,19 +92,15 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). Now:
-# - the non-persistent Gluon kernel (session 7:
-#   0.74-0.83x the best Triton config at BT 512, 0.52-0.57x at BT 4096; its two-deep slab ring
-#   starves the main loop), the base of the persistent one.
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
-# the main loop (session 5: 10-55% slower in every swept cell); 64x128 capped at 168 registers
-# for int8 states (session 7: -1.2% to +11.3%); pointer stores beside TMA loads (session 8: at
-# best 1.01x); the persistent Gluon kernel with one consumer warpgroup (session 8: 0.81-0.87x
-# at BT <= 1024) and with two but a 3- or 4-deep slab ring (slower than 5-deep in every cell).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 4, 2, split_n=2, kernel="gluon"),
-    TileConfig(64, 128, 64, 8, 8, 2, split_n=2, kernel="gluon"),
-)
+# the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
+# (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
+# capped at 168 registers for int8 states (session 7: -1.2% to +11.3%); pointer stores beside
+# TMA loads (session 8: at best 1.01x); the persistent Gluon kernel with one consumer
+# warpgroup (session 8: 0.81-0.87x at BT <= 1024) and with two but a 3- or 4-deep slab ring
+# (slower than 5-deep in every cell).
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -1,23 +1,13 @@
-"""The fused step on Hopper, written in Gluon: explicit asynchronous copies and barriers.
+"""The fused step on Hopper, written in Gluon: a persistent, warp-specialized kernel.
 
-The Triton kernel (``fused_wgrad.py``) runs each tile's main loop and its epilogue
-one after the other: Triton 3.6 waits for each epilogue TMA load right where it is
-issued, so a tile's weight and state bytes start to move only once its GEMM is done
-(``docs/kernel.md``). Here the same step is written against the hardware's own
-primitives (``triton.experimental.gluon``):
-
-1. at the start of the tile, the weight and state tiles are requested by TMA into
-   shared memory, tracked by one mbarrier, before the first dY/X slab;
-2. the main loop streams dY/X slabs through a ring of ``STAGES`` shared-memory
-   buffers (one mbarrier each) into asynchronous wgmma, one group in flight;
-3. the epilogue waits for the weight and state bytes (by then long arrived), applies
-   the rule in registers, writes the results back into the same shared buffers and
-   stores them with asynchronous TMA stores.
-
-So a tile's HBM traffic overlaps its own GEMM, not only other tiles'. Measured slower
-than the Triton kernel (its two-deep ring starves the main loop, ``docs/kernel.md``).
-``gluon_ws_fused_step_kernel`` is its persistent, warp-specialized version: producer
-warps issue every load ahead of two consumer warpgroups in ping-pong (section below).
+The Triton kernel (``fused_wgrad.py``) runs each tile's main loop and its epilogue one
+after the other, and Triton 3.6 waits for each epilogue TMA load right where it is issued,
+so a tile's weight and state bytes start to move only once its GEMM is done
+(``docs/kernel.md``). Here the step is written against the hardware's own primitives
+(``triton.experimental.gluon``: TMA copies, mbarriers, asynchronous wgmma, warp
+specialization) in CUTLASS's ping-pong schedule (section below): producer warps issue every
+slab and weight/state load ahead, and two consumer warpgroups take turns, one running its
+tile's rule and stores while the other runs its GEMM.
 
 The rules are the same ``@triton.jit`` epilogues the Triton kernel uses (Gluon calls
 them as they are); the guard and telemetry are the Triton kernel's (one sum of g^2 per
@@ -26,7 +16,8 @@ tile, a non-finite tile leaves its weight and state bit-identical).
 Scope: the fused step (no accumulation modes), weights stored as bf16 or fp32 and
 plain (bf16 or fp32) states, every operand 16-byte aligned for TMA. ``ops`` routes
 what falls outside to the Triton kernel, which also remains the reference
-(interpreter tests) and the path on every other device.
+(interpreter tests) and the path on every other device. History (a non-persistent
+Gluon kernel, one consumer): ``docs/perf_log.md`` rows 9, 12, 13.
 """
 
 import functools
@@ -182,71 +173,6 @@ def _rule_on_tile(acc_a, acc_b, base, tile_bufs, hyper_ptr, grad_scale_ptr, UPDA
                HAS_GRAD_SCALE)
 
 
-@gluon.jit
-def gluon_fused_step_kernel(
-    dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
-    hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-    M, N, K,
-    UPDATE: gl.constexpr, VARIANT: gl.constexpr,
-    HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr,
-):
-    # dy_desc: dY (K x M) in [BLOCK_K, BLOCK_M] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
-    # w_desc, s*_desc: M x N in [BLOCK_M, HALF] blocks (the absent states: any descriptor, unused).
-    BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
-    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
-    HALF: gl.constexpr = x_desc.block_type.shape[1]
-    pid_m, pid_n = _tile_ids(gl.program_id(0), M, N, BLOCK_M, 2 * HALF, GROUP_M)
-    om = pid_m * BLOCK_M
-    on = pid_n * 2 * HALF
-
-    # shared memory: the slab ring and the tile's weight/state halves
-    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
-    b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
-    tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    tile_bufs = _allocate_tiles(tile_descs, 2, HAS_S0, HAS_S1, HAS_S2)
-    epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
-                                   + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
-    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    epi_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(STAGES):
-        mbarrier.init(ready.index(i), count=1)
-    mbarrier.init(epi_bar, count=1)
-
-    num_k = gl.cdiv(K, BLOCK_K)
-    # prologue: the first STAGES - 1 slabs, then the epilogue's tiles (they have the whole main loop)
-    for i in gl.static_range(STAGES - 1):
-        _load_slab(dy_desc, x_desc, a_ring, b_ring, i, i, om, on, ready.index(i), pred=i < num_k)
-    mbarrier.expect(epi_bar, epi_bytes)
-    _fetch_tile(tile_descs, tile_bufs, 0, om, on, epi_bar, HAS_S0, HAS_S1, HAS_S2)
-
-    # main loop: G = dY^T X, one wgmma group in flight; the slab of step k + STAGES - 1 is
-    # requested once the wgmma that read its buffer (step k - 1) has retired
-    layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
-    acc_a = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
-    acc_b = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
-    for k in range(num_k):
-        s = k % STAGES
-        mbarrier.wait(ready.index(s), (k // STAGES) & 1)
-        acc_a, acc_b = _mma_step(a_ring, b_ring, s, acc_a, acc_b)
-        nk = k + STAGES - 1
-        _load_slab(dy_desc, x_desc, a_ring, b_ring, nk % STAGES, nk, om, on, ready.index(nk % STAGES),
-                   pred=nk < num_k)
-    acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
-    for i in gl.static_range(STAGES):
-        mbarrier.invalidate(ready.index(i))
-
-    finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-    mbarrier.wait(epi_bar, 0)  # waited in either case: no copy may land after the program exits
-    mbarrier.invalidate(epi_bar)
-    if finite:  # a non-finite tile writes nothing
-        _rule_on_tile(acc_a, acc_b, 0, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
-                      HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
-        fence_async_shared()
-        _store_tile(tile_descs, tile_bufs, 0, om, on, HAS_S0, HAS_S1, HAS_S2)
-        tma.store_wait(pendings=0)
-
-
 # ---------------------------------------------------------------------------
 # persistent and warp-specialized
 # ---------------------------------------------------------------------------
@@ -388,7 +314,9 @@ def gluon_ws_fused_step_kernel(
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, num_warps: gl.constexpr,
 ):
-    # Descriptors as gluon_fused_step_kernel's; launched with one program per SM (or fewer).
+    # dy_desc: dY (K x M) in [BLOCK_K, BLOCK_M] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
+    # w_desc, s*_desc: M x N in [BLOCK_M, HALF] blocks (the absent states: any descriptor, unused).
+    # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS even (a tile buffer
     # belongs to one consumer).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
@@ -444,22 +372,21 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
     bf16 dY/X, every operand TMA-aligned, plain states, a bf16 or fp32 weight without a master
     copy, and the slab ring plus the tile's weight and states within shared memory."""
-    if not (cfg.kernel in ("gluon", "gluon_ws") and state is not None and accum is None and slab_tma and tile_tma
+    if not (cfg.kernel == "gluon_ws" and state is not None and accum is None and slab_tma and tile_tma
             and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32")
             and state.store.name in ("bf16", "fp32")):
         return False
     tile = cfg.block_m * cfg.block_n
     epilogue = tile * (state.store.weight_dtype.itemsize
                        + sum(s.data.element_size() for s in state.slots if s is not None))
-    buffers = cfg.epilogue_stages if cfg.kernel == "gluon_ws" else 1
-    return cfg.smem_bytes(2) + buffers * epilogue <= SMEM_LIMIT
+    return cfg.smem_bytes(2) + cfg.epilogue_stages * epilogue <= SMEM_LIMIT
 
 
 def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfinite, grad_scale,
            cache: dict | None, bind: bool = False):
     """The fused step of ``weight`` (its state tensors ``states``, None where a slot is empty)
-    through ``gluon_fused_step_kernel`` (``cfg.kernel`` "gluon") or ``gluon_ws_fused_step_kernel``
-    ("gluon_ws", one program per SM at most) with ``cfg``'s geometry, ``applies`` checked.
+    through ``gluon_ws_fused_step_kernel`` (one program per SM at most) with ``cfg``'s geometry,
+    ``applies`` checked.
 
     Launched as the Triton kernel is (``kernels/launch.DirectLauncher``: no ``JITFunction.run``
     after the first launch of a specialization). With a ``cache`` (the weight's launch cache) the
@@ -476,8 +403,8 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
         if cache is not None:
             cache[key] = tiles
     tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
-    grid = (tiles_total,) if cfg.kernel == "gluon" else (min(tiles_total, _sm_count(weight.device.index)),)
-    launcher = _launcher(cfg.kernel)
+    grid = (min(tiles_total, _sm_count(weight.device.index)),)
+    launcher = _launcher()
     plan_key = ("gluon plan", cfg, grad_scale is not None)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
@@ -485,10 +412,8 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
             UPDATE=rule.triton_update, VARIANT=variant,
             HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
             HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            num_warps=cfg.num_warps,
+            EPI_BUFFERS=cfg.epilogue_stages, num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
-        if cfg.kernel == "gluon_ws":  # cfg.num_warps counts both consumer warpgroups
-            constexprs.update(EPI_BUFFERS=cfg.epilogue_stages, num_warps=cfg.num_warps // 2)
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:
             cache[plan_key] = plan
@@ -505,10 +430,10 @@ _VARYING_ARGS = (0, 1, 9)
 
 
 @functools.cache
-def _launcher(kernel: str):
+def _launcher():
     from .launch import DirectLauncher
 
-    return DirectLauncher(gluon_ws_fused_step_kernel if kernel == "gluon_ws" else gluon_fused_step_kernel)
+    return DirectLauncher(gluon_ws_fused_step_kernel)
 
 
 @functools.cache

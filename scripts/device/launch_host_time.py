@@ -22,7 +22,7 @@ import torch
 
 import forge_mcore as fm
 from forge_mcore import ops
-from forge_mcore.kernels.configs import CANDIDATES, CONFIGS
+from forge_mcore.kernels.configs import CONFIGS
 
 CALLS, ROUNDS = int(os.environ.get("CALLS", 100)), int(os.environ.get("ROUNDS", 7))
 
@@ -60,7 +60,7 @@ def main() -> None:
     x = torch.randn(512, 4096, device="cuda", dtype=torch.bfloat16)
     kernels = {"triton": next(c for c in CONFIGS if c.kernel == "triton" and c.block_m == 64
                               and c.epilogue_stages == 2 and not c.prefetch),
-               "gluon_ws": next(c for c in CONFIGS + CANDIDATES if c.kernel == "gluon_ws")}
+               "gluon_ws": next(c for c in CONFIGS if c.kernel == "gluon_ws")}
     select = ops._select_config
     try:
         for name, cfg in kernels.items():

@@ -65,9 +65,7 @@ def _config_id(c: TileConfig) -> str:
             + ("" if c.kernel == "triton" else f"-{c.kernel}"))
 
 
-GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
-# the first config of each Gluon kernel ("gluon", "gluon_ws") and warp count
-GLUON_KINDS = list({(c.kernel, c.num_warps): c for c in reversed(GLUON)}.values())
+GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel == "gluon_ws"]
 # TMA-aligned odd shapes (rows of 776 bf16 are 97 x 16 bytes): the Gluon kernel applies
 GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]
 
@@ -75,8 +73,8 @@ GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]
 @pytest.mark.parametrize("config", GLUON, ids=_config_id)
 @pytest.mark.parametrize("codec", ["bf16", "fp32"])
 def test_gluon_kernel_at_parity(config, codec):
-    """Where ``gluon_wgrad.applies`` (fp32 states fit shared memory beside 64-row tiles only)
-    the Gluon kernel runs; elsewhere the Triton kernel with the same geometry."""
+    """Where ``gluon_wgrad.applies`` (fp32 moments do not fit beside the slab ring) the Gluon
+    kernel runs; elsewhere the Triton kernel with the same geometry."""
     probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), "adamw", {}, codec, "bf16")
     expected = gluon_wgrad.applies(config, probe, torch.empty(1, dtype=torch.bfloat16), None, True, True)
     before = fm.ops.launch_counts["gluon"]
@@ -86,24 +84,24 @@ def test_gluon_kernel_at_parity(config, codec):
     assert fm.ops.launch_counts["gluon"] - before == expected * STEPS * len(GLUON_SHAPES)
 
 
-@pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)
+@pytest.mark.parametrize("config", GLUON, ids=_config_id)
 @pytest.mark.parametrize("case", RULE_CASES, ids=case_id)
 def test_gluon_kernel_every_rule(case, config):
     """Every rule at parity; the Gluon kernel runs it where its states fit shared memory beside
-    the slab ring (a three-state rule does not beside gluon_ws's four slabs), else the Triton kernel."""
+    the slab ring (a three-state rule does not), else the Triton kernel."""
     rule, group = case
     probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), rule, group, "bf16", "bf16")
     expected = gluon_wgrad.applies(config, probe, torch.empty(1, dtype=torch.bfloat16), None, True, True)
-    assert expected or config.kernel == "gluon_ws" and len([s for s in probe.slots if s is not None]) == 3
-    # the persistent kernel also where each program walks 3-4 tiles (its consumers take turns)
-    shapes = [GLUON_SHAPES[0]] + [(4096, 776, 200)] * (config.kernel == "gluon_ws")
+    assert expected or len([s for s in probe.slots if s is not None]) == 3
+    # one tile per program, and 3-4 (its consumers take turns)
+    shapes = [GLUON_SHAPES[0], (4096, 776, 200)]
     before = fm.ops.launch_counts["gluon"]
     for shape in shapes:
         _run_and_check(rule, group, "bf16", "bf16", shape, steps=4, config=config, tma_aligned=True)
     assert fm.ops.launch_counts["gluon"] - before == 4 * expected * len(shapes)
 
 
-@pytest.mark.parametrize("config", GLUON_KINDS, ids=_config_id)
+@pytest.mark.parametrize("config", GLUON, ids=_config_id)
 def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config):
     """Against the Triton kernel with the same tile: a NaN in one tile's gradient leaves that
     tile's weight and state untouched and counted; every other tile steps with the grad scale."""
@@ -174,7 +172,7 @@ def test_accumulated_step_sums_in_one_batchs_order(config):
 
 
 def _compiled_kernels() -> int:
-    kernels = (fused_wgrad_step_kernel, gluon_wgrad.gluon_fused_step_kernel, gluon_wgrad.gluon_ws_fused_step_kernel)
+    kernels = (fused_wgrad_step_kernel, gluon_wgrad.gluon_ws_fused_step_kernel)
     return sum(len(cache[0]) for kernel in kernels for cache in kernel.device_caches.values())
 
 
@@ -186,7 +184,7 @@ def test_lr_schedule_never_recompiles():
     x = torch.randn(512, 4096, device="cuda", dtype=torch.bfloat16)
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g))  # tunes and compiles
     compiled, tuned = _compiled_kernels(), len(fm.ops.tuned_configs())
-    gluon_direct = gluon_wgrad._launcher("gluon_ws")
+    gluon_direct = gluon_wgrad._launcher()
     direct, gluon = fm.ops._direct_launcher().direct_launches, gluon_direct.direct_launches
     for step in range(100):
         g["lr"] = 1e-3 * (step % 10 + 1) / 10

@@ -1,4 +1,4 @@
-"""The Gluon kernels (``kernels/gluon_wgrad.py``) cannot run under the interpreter: this checks,
+"""The Gluon kernel (``kernels/gluon_wgrad.py``) cannot run under the interpreter: this checks,
 without a GPU, that every Gluon config still compiles for sm_90 with each rule family
 (Triton's compiler and ptxas, ``scripts/compile_check.py --gluon``). Their numerics are
 tested on the GPU (``tests/functional/test_kernel_gpu.py::test_gluon_kernel_*``)."""
@@ -19,6 +19,5 @@ def test_every_gluon_config_compiles_for_sm90_with_every_rule_family():
     lines = [line for line in run.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
     assert run.returncode == 0 and lines, run.stdout[-4000:] + run.stderr[-4000:]
     assert not [line for line in lines if line.startswith("FAIL")]
-    # each rule family with each Gluon kernel, on the TMA path
-    for kernel in (" gluon:", " gluon_ws:"):
-        assert sum(kernel in line for line in lines) >= 5, lines
+    # each rule family with the Gluon kernel, on the TMA path
+    assert sum(" gluon_ws:" in line for line in lines) >= 5, lines
