@@ -333,7 +333,7 @@ def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, d
 # Triton backend
 # ---------------------------------------------------------------------------
 
-# (mode, shape, BT bucket, dtypes, rule, variant, codec, store) -> tuned TileConfig
+# ((mode, shape, BT bucket, dtypes, rule, variant, codec, store), gluon_enabled()) -> tuned TileConfig
 _tuned: dict[tuple, TileConfig] = {}
 
 
@@ -440,8 +440,8 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
     slab_tma, tile_tma = _tma_eligible(dy, x, ops_)
 
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
-        if not mainloop_only and not interpreter_active() and gluon_wgrad.applies(cfg, state, dy_, o.accum,
-                                                                                   slab_tma, tile_tma):
+        if (not mainloop_only and not interpreter_active() and gluon_enabled()
+                and gluon_wgrad.applies(cfg, state, dy_, o.accum, slab_tma, tile_tma)):
             launch_counts["gluon"] += 1
             return gluon_wgrad.launch(cfg, dy_, x, o.weight, [p[0] if p is not None else None for p in o.states],
                                       state.rule, state.variant, hyper, o.sumsq, o.nonfinite, grad_scale, o.cache,
@@ -597,21 +597,30 @@ def _tune_key(dy, weight, state, accum) -> tuple:
     )
 
 
+def gluon_enabled() -> bool:
+    """Whether the Gluon kernel may run (``FORGE_GLUON=0``: the Triton kernel only, e.g. where its
+    persistent grid, one program holding each SM, would delay kernels meant to run beside it).
+    Read at each tuning and full launch; a weight's replayed launch keeps its kernel."""
+    return os.environ.get("FORGE_GLUON", "1") != "0"
+
+
 def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> TileConfig:
     if interpreter_active():
         return INTERPRETER_CONFIG
     M, N = weight.shape
     K = dy.shape[0]
     key = _tune_key(dy, weight, state, accum)
-    if key in _tuned:
-        return _tuned[key]
-    candidates = prune_configs(CONFIGS, M, N, K, dy.element_size())
+    gluon = gluon_enabled()
+    if (key, gluon) in _tuned:
+        return _tuned[key, gluon]
+    pool = CONFIGS if gluon else tuple(c for c in CONFIGS if c.kernel == "triton")
+    candidates = prune_configs(pool, M, N, K, dy.element_size())
     if os.environ.get("FORGE_AUTOTUNE", "0") != "1":
         from .kernels import winners
 
         committed = winners.lookup(key, torch.cuda.get_device_name(dy.device))
-        if committed in candidates:
-            _tuned[key] = committed
+        if committed in candidates:  # (a Gluon winner is not one with FORGE_GLUON=0: then it tunes)
+            _tuned[key, gluon] = committed
             return committed
     best = candidates[0]
     if len(candidates) > 1:
@@ -632,18 +641,18 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
         if not timings:
             raise RuntimeError(f"no tile config could launch for a {M}x{N} weight")
         best = min(timings, key=timings.get)
-    _tuned[key] = best
+    _tuned[key, gluon] = best
     return best
 
 
 def tuned_configs() -> dict[tuple, TileConfig]:
-    """The tile configs chosen so far, by shape key (read-only view)."""
+    """The tile configs chosen so far, by (shape key, ``gluon_enabled()``) (read-only view)."""
     return dict(_tuned)
 
 
 def tuned_config(grad_output: torch.Tensor, weight: torch.Tensor, state: ForgeParamState) -> TileConfig | None:
     """The config the tuner chose for a fused step on these operands, if it ran."""
-    return _tuned.get(_tune_key(grad_output.reshape(-1, weight.shape[0]), weight, state, None))
+    return _tuned.get((_tune_key(grad_output.reshape(-1, weight.shape[0]), weight, state, None), gluon_enabled()))
 
 
 # ---------------------------------------------------------------------------

@@ -111,8 +111,27 @@ def _decoder_matrices(model) -> tuple[list, list]:
 
 
 def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
-    """(step(loss) -> None doing backward and the update, extras to report)."""
+    """(step(loss) -> None doing backward and the update, extras to report).
+    A FORGE arm ending in ``:triton`` steps with ``FORGE_GLUON=0`` (the Triton kernel only), so
+    both kernels can be compared in one process (``scripts/device/host_overhead.py``)."""
+    import os
+
     import torch
+
+    if arm.startswith("forge") and arm.endswith(":triton"):
+        inner, extras = _make_arm(arm.removesuffix(":triton"), model)
+
+        def triton_only(loss):
+            previous = os.environ.get("FORGE_GLUON")
+            os.environ["FORGE_GLUON"] = "0"
+            try:
+                inner(loss)
+            finally:
+                if previous is None:
+                    del os.environ["FORGE_GLUON"]
+                else:
+                    os.environ["FORGE_GLUON"] = previous
+        return triton_only, extras
 
     from ..nn import patch
 

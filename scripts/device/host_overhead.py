@@ -9,6 +9,7 @@ profiled step, the summed device time of all kernels. Prints one JSON line per a
     PROFILE=1 python scripts/device/host_overhead.py forge-bf16   # + where the host spends the backward
     MODEL=qwen3-tiny DEVICE=cpu python scripts/device/host_overhead.py vanilla forge-bf16   # CPU check
     INTERLEAVE=1 python scripts/device/host_overhead.py fused forge-bf16   # step time, arms alternating
+    INTERLEAVE=1 python scripts/device/host_overhead.py forge-bf16 forge-bf16:triton   # with/without Gluon
 
 With ``INTERLEAVE=1`` every arm is built in this process at once (fused AdamW and FORGE
 bf16 at Qwen3-8B: ~111 GB together) and the timed steps alternate between them, the

@@ -51,3 +51,20 @@ def test_other_devices_and_forge_autotune_tune(monkeypatch, tmp_path, device_nam
     monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
     cfg = ops._select_config(dy, w, state, None, lambda *a: None, ops._Operands(w, None, [], None, None, None))
     assert len(timed) > 1 and cfg == ops.prune_configs(CONFIGS, 1024, 4096, 300, 2)[0]
+
+
+def test_forge_gluon_0_tunes_among_the_triton_configs_only(monkeypatch, tmp_path):
+    w, state, dy = _setup(monkeypatch, tmp_path, "Some GPU")
+    assert CONFIGS[-1].kernel == "gluon_ws"  # the committed winner _setup wrote
+    monkeypatch.setenv("FORGE_GLUON", "0")
+    timed = []
+    monkeypatch.setattr("triton.testing.do_bench", lambda fn, **kw: fn() or float(len(timed)))
+    monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
+    operands = ops._Operands(w, None, [], None, None, None)
+    cfg = ops._select_config(dy, w, state, None, lambda c, *a: timed.append(c), operands)
+    assert len(timed) > 1 and all(c.kernel == "triton" for c in timed) and cfg.kernel == "triton"
+    # with the Gluon kernel allowed again the committed winner holds; each choice is kept apart
+    monkeypatch.setenv("FORGE_GLUON", "1")
+    assert ops._select_config(dy, w, state, None, None, operands) == CONFIGS[-1]
+    monkeypatch.setenv("FORGE_GLUON", "0")
+    assert ops._select_config(dy, w, state, None, None, operands) == cfg
