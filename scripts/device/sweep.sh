@@ -4,7 +4,8 @@
 # split over both GPUs:
 #   GPU 1: pytest -m gpu but the warp-specialized kernel's tests (TEST_TIMEOUT), then the sweep of SHAPES1;
 #   GPU 0: the warp-specialized kernel's tests (WS_TIMEOUT: a deadlock ends there), then the sweep of
-#          SHAPES0, alone on its GPU while it is timed. Where those tests fail, neither sweep times gluon_ws.
+#          SHAPES0, alone on its GPU while it is timed. Where those tests fail, neither sweep
+#          runs gluon_ws (FORGE_GLUON=0).
 # On one GPU (kind nvidia-h200) only the GPU 0 half runs.
 # Writes under $OUT (8 files): gpu_tests.log (both GPUs' tests), gpu{0,1}/{kernel.csv,sweep.csv,kernel.log},
 # gpu0/ceilings.json.
@@ -24,9 +25,9 @@ SHAPES1=${SHAPES1:-4096x12288}
 SWEEP_CONFIGS=${SWEEP_CONFIGS:-all}
 
 sweep() {  # sweep GPU SHAPES SECONDS
-  local kernels=triton,gluon,gluon_ws
-  [ -f /tmp/ws_ok ] || kernels=triton,gluon
-  CUDA_VISIBLE_DEVICES=$1 timeout -k 10 "$3" python3 -m forge_mcore.bench.kernel --out /tmp/sweep$1 --sweep --reps 20 \
+  local kernels=triton,gluon_ws gluon=1
+  [ -f /tmp/ws_ok ] || { kernels=triton; gluon=0; }
+  CUDA_VISIBLE_DEVICES=$1 FORGE_GLUON=$gluon timeout -k 10 "$3" python3 -m forge_mcore.bench.kernel --out /tmp/sweep$1 --sweep --reps 20 \
     --sweep-configs "$SWEEP_CONFIGS" --sweep-kernels "$kernels" --shapes "$2" --bts "$BTS" --arms "$ARMS" \
     > "$OUT/gpu$1/kernel.log" 2>&1
   cp /tmp/sweep$1/kernel.csv /tmp/sweep$1/sweep.csv "$OUT/gpu$1/" 2>/dev/null
@@ -41,14 +42,19 @@ gpu_tests() {  # gpu_tests GPU SECONDS PYTEST-K: the GPU tests selected by -k, o
   return $rc
 }
 
+summary() {  # the tests' outcome and every benchmark line, then the time taken
+  grep -E "passed|failed|^FAILED|^E  |\[sweep.sh\]" "$OUT/gpu_tests.log" | head -40
+  grep -hE "^ +[0-9]+x[0-9]+ BT=" "$OUT"/gpu*/kernel.log
+  echo "[sweep.sh] $((SECONDS - T0)) s"
+}
+
 rm -f /tmp/ws_ok
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/gpu_tests.log"
 if [ "$(nvidia-smi -L | wc -l)" -eq 1 ]; then  # one GPU (kind nvidia-h200): the GPU 0 half only
   gpu_tests 0 "${WS_TIMEOUT:-150}" gluon_ws && touch /tmp/ws_ok
   sweep 0 "$SHAPES0" $((BUDGET - (SECONDS - T0)))
   cp /tmp/sweep0/ceilings.json "$OUT/gpu0/" 2>/dev/null
-  grep -E "passed|failed|^FAILED|^E  |\[sweep.sh\]" "$OUT/gpu_tests.log" | head -40
-  grep -hE "^ +[0-9]+x[0-9]+ BT=" "$OUT"/gpu*/kernel.log
+  summary
   exit 0
 fi
 (
@@ -60,6 +66,4 @@ gpu_tests 0 "${WS_TIMEOUT:-150}" gluon_ws && touch /tmp/ws_ok
 sweep 0 "$SHAPES0" $((BUDGET - (SECONDS - T0)))
 cp /tmp/sweep0/ceilings.json "$OUT/gpu0/" 2>/dev/null
 wait $gpu1
-grep -E "passed|failed|^FAILED|^E  |\[sweep.sh\]" "$OUT/gpu_tests.log" | head -40
-grep -hE "^ +[0-9]+x[0-9]+ BT=" "$OUT"/gpu*/kernel.log
-echo "[sweep.sh] $((SECONDS - T0)) s"
+summary
