@@ -115,6 +115,7 @@ def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
     A FORGE arm ending in ``:triton`` steps with ``FORGE_GLUON=0`` (the Triton kernel only), so
     both kernels can be compared in one process (``scripts/device/host_overhead.py``)."""
     import os
+    from unittest import mock
 
     import torch
 
@@ -122,15 +123,8 @@ def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
         inner, extras = _make_arm(arm.removesuffix(":triton"), model)
 
         def triton_only(loss):
-            previous = os.environ.get("FORGE_GLUON")
-            os.environ["FORGE_GLUON"] = "0"
-            try:
+            with mock.patch.dict(os.environ, FORGE_GLUON="0"):
                 inner(loss)
-            finally:
-                if previous is None:
-                    del os.environ["FORGE_GLUON"]
-                else:
-                    os.environ["FORGE_GLUON"] = previous
         return triton_only, extras
 
     from ..nn import patch

@@ -62,7 +62,7 @@ def _load_partial(accum, om, on, M, N, BLOCK_M: tl.constexpr, HALF: tl.constexpr
     part = load_tile(accum, om, on, M, N, BLOCK_M, HALF, TILE_TMA)
     if ACCUM_BF16:
         part = bf16_to_f32(part)
-    return part.to(tl.float32)
+    return part
 
 
 @triton.jit

@@ -184,8 +184,9 @@ def _rule_on_tile(acc_a, acc_b, base, tile_bufs, hyper_ptr, grad_scale_ptr, UPDA
 # and stores its tile back from its buffer, their main loops taking turns. So one consumer's
 # rule and stores run beside the other's GEMM, no consumer waits on a load that could have
 # been issued earlier, and HBM traffic runs under GEMM and rule alike. Measured in session 8
-# (docs/kernel.md): 1.04-1.18x the Triton kernel at BT <= 1024; a single consumer, which ran
-# its rule between its own main loops, was 0.81-0.87x.
+# (docs/kernel.md, five-deep ring): 0.96-1.38x the committed Triton configs in 30 cells at
+# BT <= 1024, faster in 28; a single consumer, which ran its rule between its own main loops,
+# was 0.81-0.87x.
 
 
 # Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
