@@ -704,6 +704,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cell-timeout", type=float, default=500.0,
                         help="seconds; below the device tool's 600 s per command, so the stacks get printed")
     parser.add_argument("--timeout-minutes", type=int, default=5)
+    parser.add_argument("--share-gpu", action="store_true",
+                        help="two ranks on GPU 0, collectives over gloo (its CUDA all-to-all and all-reduce): the "
+                        "ep2 cell's losses where one GPU is lent. A two-rank sum and the token all-to-all give "
+                        "the bits NCCL gives; peaks and step times would not, so only ep2 runs this way")
     parser.add_argument("--resume", action="store_true",
                         help="keep the rows of an earlier run in --out and skip every cell it attempted (one that "
                         "failed or was killed is recorded as such, not retried): a device script relaunches after "
@@ -720,9 +724,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         unknown = sorted(set(args.cells) - set(CELLS))
         if unknown:
             parser.error(f"--cells: unknown cell(s) {unknown}; choose from {CELLS}")
+    if args.share_gpu and (args.smoke or args.cells != ["ep2"]):
+        parser.error("--share-gpu runs the ep2 cell alone, on a GPU: pass --cells ep2 and no --smoke")
     if args.smoke:
         args.steps, args.learned_steps, args.warmup, args.timed_steps = 3, 4, 1, 2
     return args
+
+
+@contextlib.contextmanager
+def _uncoalesced(group=None, device=None, async_ops: bool = False):
+    """``torch.distributed._coalescing_manager`` for megatron's DDP under ``--share-gpu``: gloo
+    does not coalesce CUDA all-reduces, so each bucket's runs on its own (the same sums). The
+    DDP here reduces synchronously; an overlapped reduction would need the real manager."""
+    if async_ops:
+        raise RuntimeError("--share-gpu runs megatron's DDP with synchronous grad reduction only")
+    yield None
 
 
 def _cells_for(world: int, requested: list[str] | None) -> list[str]:
@@ -789,10 +805,14 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no CUDA device: run on the GPU machine, or pass --smoke for the CPU code-path check")
     if "RANK" not in os.environ:
         raise SystemExit("launch with torchrun, e.g. torchrun --nproc-per-node 2 -m forge_mcore.bench.mcore_ab")
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    local_rank = 0 if args.share_gpu else int(os.environ.get("LOCAL_RANK", 0))
     if not cpu:
         torch.cuda.set_device(local_rank)
-    dist.init_process_group("gloo" if cpu else "nccl",
+    if args.share_gpu:
+        from megatron.core.distributed import param_and_grad_buffer
+
+        param_and_grad_buffer._coalescing_manager = _uncoalesced
+    dist.init_process_group("gloo" if cpu or args.share_gpu else "nccl",
                             timeout=datetime.timedelta(minutes=args.timeout_minutes))
     rank, world = dist.get_rank(), dist.get_world_size()
     if world not in (1, 2):
@@ -814,6 +834,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[mcore_ab] --resume: skipping {attempted} (attempted before)", flush=True)
         cells = [c for c in cells if c not in attempted]
     meta = dict(argv=sys.argv, world=world, cells=cells, environment=environment(), smoke=args.smoke,
+                share_gpu=args.share_gpu,
                 shapes={k: asdict(v) for k, v in zip(("loss", "memory", "moe"), shapes)}, launches=launches)
     runners: dict[str, Callable[[], list[dict]]] = {
         "tp1": lambda: cell_dense(ctx, "tp1"), "tp2": lambda: cell_dense(ctx, "tp2"),

@@ -2,12 +2,14 @@
 # Device call for [mcore] #5: every GPU cell of forge_mcore/bench/mcore_ab.py in one command.
 #   here, once:  ../shared/device/wheels.sh mcore        (megatron-core 0.16.1, 2.5 MB, into .whl/)
 #   device call: kind nvidia-h200-x2, carry [".whl"], command `bash scripts/device/mcore.sh`
-# Plan (~5-7 min expected, BUDGET caps it below the 600 s command limit):
+# Plan on two GPUs (~5-7 min expected, BUDGET caps it below the 600 s command limit):
 #   1. the one-rank cells ep-local (the ep2 cell's one-rank references) and tp1 (one process, GPU 0) in
 #      the background, beside
 #   2. the two-GPU loss cells tp2, tp2-sp (one torchrun on both GPUs);
 #   3. when both are done, the ep2 cell (with --ep-local when the one-rank references exist), then the
 #      memory/step-time cell alone (nothing else on the GPUs while it is timed).
+# On one GPU (kind nvidia-h200): ep-local, then ep2 with both ranks on the GPU over gloo
+# (--share-gpu: the same bits, no timed cell), then tp1 if WITH_TP1 is set.
 # A torchrun (python3 -m torch.distributed.run) that fails is relaunched with --resume: the cells it attempted keep their rows (a failed or
 # killed cell is recorded as such, not retried) and the remaining ones run, while time is left.
 # Writes under $OUT: mcore_tp1/{results.json,summary.csv}, mcore_tp2/{results.json,summary.csv},
@@ -50,16 +52,26 @@ ab() {
 
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw,memory.used --format=csv \
   | tee "$OUT/mcore_tp2.log"
-(export CUDA_VISIBLE_DEVICES=0; ab 1 mcore_tp1 ep-local,tp1 "${CELL_TIMEOUT:-240}") &
-tp1=$!
-ab 2 mcore_tp2 tp2,tp2-sp "${CELL_TIMEOUT:-240}"
-wait $tp1
-if [ -f "$OUT/mcore_tp1/ep_local.json" ]; then
-  ab 2 mcore_tp2 ep2 "${CELL_TIMEOUT:-240}" --ep-local "$OUT/mcore_tp1"
+if [ "$(nvidia-smi -L | grep -c '^GPU')" -lt 2 ]; then
+  # one GPU lent: the ep2 cell's losses with both ranks on it over gloo (mcore_ab --share-gpu); the
+  # TP=2 loss cells and the memory/step cell need two GPUs and are not run
+  echo "[mcore.sh] one GPU: ep-local, then ep2 --share-gpu; tp1 after them; tp2, tp2-sp, memory not run" \
+    | tee -a "$OUT/mcore_tp2.log"
+  ab 1 mcore_tp1 ep-local "${CELL_TIMEOUT:-240}"
+  ab 2 mcore_tp2 ep2 "${CELL_TIMEOUT:-240}" --share-gpu --ep-local "$OUT/mcore_tp1"
+  [ -n "${WITH_TP1:-}" ] && ab 1 mcore_tp1 tp1 "${CELL_TIMEOUT:-240}"
 else
-  ab 2 mcore_tp2 ep2 "${CELL_TIMEOUT:-240}"
+  (export CUDA_VISIBLE_DEVICES=0; ab 1 mcore_tp1 ep-local,tp1 "${CELL_TIMEOUT:-240}") &
+  tp1=$!
+  ab 2 mcore_tp2 tp2,tp2-sp "${CELL_TIMEOUT:-240}"
+  wait $tp1
+  if [ -f "$OUT/mcore_tp1/ep_local.json" ]; then
+    ab 2 mcore_tp2 ep2 "${CELL_TIMEOUT:-240}" --ep-local "$OUT/mcore_tp1"
+  else
+    ab 2 mcore_tp2 ep2 "${CELL_TIMEOUT:-240}"
+  fi
+  ab 2 mcore_tp2 memory "${MEMORY_TIMEOUT:-300}"
 fi
-ab 2 mcore_tp2 memory "${MEMORY_TIMEOUT:-300}"
 rm -f "$OUT/mcore_tp1/ep_local_state.pt"  # initial weights, tens of MB: not worth a returned file
 
 for name in mcore_tp1 mcore_tp2; do

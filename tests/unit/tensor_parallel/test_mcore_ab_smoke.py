@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from forge_mcore.bench.mcore_ab import _use_fused_adamw, adamw_kinds, load_previous
+from forge_mcore.bench.mcore_ab import _use_fused_adamw, adamw_kinds, load_previous, parse_args
 
 TIMEOUT = 240
 
@@ -102,3 +102,13 @@ def test_stock_adamw_is_made_fused_on_its_param_groups():
     p.grad = torch.ones_like(p)
     holder.optimizer.step()  # torch's fused AdamW also runs on CPU tensors
     assert not torch.equal(before, p.detach())
+
+
+@pytest.mark.parametrize("argv", [["--share-gpu"], ["--share-gpu", "--cells", "ep2,memory"],
+                                  ["--share-gpu", "--cells", "ep2", "--smoke"]])
+def test_share_gpu_runs_the_ep2_cell_alone(argv, capsys):
+    """Two ranks on one GPU over gloo give the ep2 cell's bits, not a peak or a step time."""
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    assert "--share-gpu runs the ep2 cell alone" in capsys.readouterr().err
+    assert parse_args(["--share-gpu", "--cells", "ep2"]).share_gpu
