@@ -443,9 +443,8 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         if (not mainloop_only and not interpreter_active() and gluon_enabled()
                 and gluon_wgrad.applies(cfg, state, dy_, o.accum, slab_tma, tile_tma)):
             launch_counts["gluon"] += 1
-            return gluon_wgrad.launch(cfg, dy_, x, o.weight, [p[0] if p is not None else None for p in o.states],
-                                      state.rule, state.variant, hyper, o.sumsq, o.nonfinite, grad_scale, o.cache,
-                                      bind=bind)
+            return gluon_wgrad.launch(cfg, dy_, x, o.weight, state, o.states, hyper, o.sumsq, o.nonfinite,
+                                      grad_scale, o.cache, bind=bind)
         tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
         tile_args, raw_args = tiles.persistent_args(o)
         args = (  # positions in _STABLE_ARGS: the weight's own objects, the same at every step

@@ -95,7 +95,7 @@ def main() -> None:
     p.add_argument("--all-configs", action="store_true", help="every committed tile config, not two")
     p.add_argument("--candidates", action="store_true", help="the configs under evaluation (configs.CANDIDATES)")
     p.add_argument("--gluon", action="store_true", help="only the Gluon configs (CONFIGS and CANDIDATES), where "
-                   "they apply: the TMA path, bf16 states and weights")
+                   "they apply: the TMA path, bf16 weights, bf16 and int8 states")
     p.add_argument("--sass", action="store_true", help="also print a static SASS instruction histogram")
     p.add_argument("--epilogue-stages", type=int, default=None,
                    help="compile the configs with this TileConfig.epilogue_stages instead of their own")
@@ -119,7 +119,7 @@ def main() -> None:
                     if args.quick and (codec, store) not in {("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16_sr"),
                                                              ("fp32", "fp32_master"), ("bf16", "fp32")}:
                         continue
-                    if args.gluon and (codec, store) != ("bf16", "bf16"):
+                    if args.gluon and (codec, store) not in {("bf16", "bf16"), ("int8", "bf16")}:
                         continue
                     wdtype = torch.float32 if store == "fp32" else torch.bfloat16
                     w = torch.zeros(256, 512, dtype=wdtype)

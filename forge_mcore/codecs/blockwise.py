@@ -61,15 +61,56 @@ def _zero_outside(x, om, on, M, N):
 
 @triton.jit
 def _load_scaled(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
-    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA).to(tl.float32)
+    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA)
     soffs, smask = _row_scales(om, on, M, N, NB, BM, BN)
-    return codes * tl.load(scale_ptr + soffs, mask=smask, other=0.0)[:, None]
+    return scaled(codes, tl.load(scale_ptr + soffs, mask=smask, other=0.0))
 
 
 @triton.jit
-def _store_scales(scale_ptr, om, on, M, N, NB, absmax, qmax: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+def _store_scales(scale_ptr, om, on, M, N, NB, scales, BM: tl.constexpr, BN: tl.constexpr):
     soffs, smask = _row_scales(om, on, M, N, NB, BM, BN)
-    tl.store(scale_ptr + soffs, div_exact(absmax, qmax + tl.zeros_like(absmax)), mask=smask)
+    tl.store(scale_ptr + soffs, scales, mask=smask)
+
+
+# The codecs' arithmetic on a tile already in registers (one 64-wide block per row, its scale
+# per row), apart from how the tile and its scales are read and written: the Triton kernel
+# and the Gluon kernel share it.
+
+@triton.jit
+def scaled(codes, row_scales):
+    """Codes times their rows' scales, in fp32."""
+    return codes.to(tl.float32) * row_scales[:, None]
+
+
+@triton.jit
+def int8_decode(codes, row_scales, NONNEG: tl.constexpr):
+    x = scaled(codes, row_scales)
+    if NONNEG:
+        x = x * x
+    return x
+
+
+@triton.jit
+def int8_encode(x, inside, NONNEG: tl.constexpr):
+    """(codes, row scales) of tile ``x``; ``inside``: where the tile lies within the tensor
+    (elements past its edge must not raise their block's absmax)."""
+    if NONNEG:
+        qmax: tl.constexpr = 255.0
+        x = sqrt(x)  # v >= 0 (a nonnegative state): the very sqrt the rule took, so the compiler shares it
+    else:
+        qmax: tl.constexpr = 127.0
+    x = tl.where(inside, x, 0.0)
+    absmax = tl.max(tl.abs(x), axis=1)
+    # (scalars are splat by the divisions themselves: zeros_like has no layout to give under Gluon)
+    inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
+    # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
+    # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
+    q = tl.floor(x * inv[:, None] + 0.5)
+    if NONNEG:
+        codes = tl.where(x > 0, tl.maximum(q, 1.0), 0.0).to(tl.uint8)  # a positive entry keeps a code step
+    else:
+        codes = q.to(tl.int8)
+    return codes, div_exact(absmax, qmax)
 
 
 @triton.jit
@@ -83,23 +124,10 @@ def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constex
 
 @triton.jit
 def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
-    if NONNEG:
-        qmax: tl.constexpr = 255.0
-        x = sqrt(x)  # v >= 0 (a nonnegative state): the very sqrt the rule took, so the compiler shares it
-    else:
-        qmax: tl.constexpr = 127.0
-    x = _zero_outside(x, om, on, M, N)
-    absmax = tl.max(tl.abs(x), axis=1)
-    inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax + tl.zeros_like(absmax), absmax), 0.0)
-    # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
-    # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
-    q = tl.floor(x * inv[:, None] + 0.5)
-    if NONNEG:
-        codes = tl.where(x > 0, tl.maximum(q, 1.0), 0.0).to(tl.uint8)  # a positive entry keeps a code step
-    else:
-        codes = q.to(tl.int8)
+    _, inside = tile_index(om, on, M, N, x.shape[0], x.shape[1])
+    codes, scales = int8_encode(x, inside, NONNEG)
     store_tile(dst, om, on, M, N, codes, USE_TMA)
-    _store_scales(scale_ptr, om, on, M, N, NB, absmax, qmax, x.shape[0], x.shape[1])
+    _store_scales(scale_ptr, om, on, M, N, NB, scales, x.shape[0], x.shape[1])
 
 
 @triton.jit
@@ -117,7 +145,8 @@ def fp8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA
     if NONNEG:
         q = tl.where(x > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
     store_tile(dst, om, on, M, N, q.to(tl.float8e4nv, fp_downcast_rounding="rtne"), USE_TMA)
-    _store_scales(scale_ptr, om, on, M, N, NB, absmax, 448.0, x.shape[0], x.shape[1])
+    _store_scales(scale_ptr, om, on, M, N, NB, div_exact(absmax, 448.0 + tl.zeros_like(absmax)), x.shape[0],
+                  x.shape[1])
 
 
 def _blocks(x: torch.Tensor) -> torch.Tensor:

@@ -34,6 +34,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from ..codecs.blockwise import int8_decode, int8_encode
 from .fused_wgrad import _tile_ids
 
 
@@ -102,11 +103,43 @@ def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S
 
 
 @gluon.jit
-def _step_half(acc, i, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr,
-               HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr):
-    """The rule on one column half, read from and written back to its shared buffers."""
+def _load_state(buf, i, scale_ptr, rows, row_ok, on, NB, layout: gl.constexpr, INT8: gl.constexpr,
+                NONNEG: gl.constexpr):
+    """A state's half tile in fp32: widened, or (int8) decoded with its rows' scales."""
+    raw = buf.index(i).load(layout)
+    if INT8:
+        return int8_decode(raw, gl.load(scale_ptr + rows * NB + on // 64, mask=row_ok, other=0.0), NONNEG)
+    else:
+        return _widen(raw)
+
+
+@gluon.jit
+def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl.constexpr, NONNEG: gl.constexpr):
+    """A state's half tile back into its buffer: narrowed, or (int8) encoded, its rows' scales stored."""
+    if INT8:
+        codes, scales = int8_encode(v, inside, NONNEG)
+        buf.index(i).store(codes)
+        gl.store(scale_ptr + rows * NB + on // 64, scales, mask=row_ok & (on < N))
+    else:
+        buf.index(i).store(v.to(buf.dtype))
+
+
+@gluon.jit
+def _step_half(acc, i, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr,
+               VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
+               HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
+               NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
+    """The rule on the column half at (om, on), read from and written back to its shared buffers.
+    codec: (M, N, NB, the states' scale pointers); INT8, NONNEG_S*: the states' coding."""
     w_buf, s0_buf, s1_buf, s2_buf = tile_bufs
+    M, N, NB, scales = codec
     layout: gl.constexpr = acc.type.layout
+    # where the half lies within the weight (an int8 block's absmax must not see past its edge)
+    rows = om + gl.arange(0, acc.shape[0], layout=gl.SliceLayout(1, layout))
+    cols = on + gl.arange(0, acc.shape[1], layout=gl.SliceLayout(0, layout))
+    row_ok = rows < M
+    inside = row_ok[:, None] & (cols < N)[None, :]
+    rows = rows.to(gl.int64)
     g = acc
     if HAS_GRAD_SCALE:
         g = g * gl.load(grad_scale_ptr)
@@ -115,19 +148,19 @@ def _step_half(acc, i, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexp
     v1 = g
     v2 = g
     if HAS_S0:
-        v0 = _widen(s0_buf.index(i).load(layout))
+        v0 = _load_state(s0_buf, i, scales[0], rows, row_ok, on, NB, layout, INT8, NONNEG_S0)
     if HAS_S1:
-        v1 = _widen(s1_buf.index(i).load(layout))
+        v1 = _load_state(s1_buf, i, scales[1], rows, row_ok, on, NB, layout, INT8, NONNEG_S1)
     if HAS_S2:
-        v2 = _widen(s2_buf.index(i).load(layout))
+        v2 = _load_state(s2_buf, i, scales[2], rows, row_ok, on, NB, layout, INT8, NONNEG_S2)
     w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper_ptr, VARIANT)
     w_buf.index(i).store(w.to(w_buf.dtype))
     if HAS_S0:
-        s0_buf.index(i).store(v0.to(s0_buf.dtype))
+        _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S0)
     if HAS_S1:
-        s1_buf.index(i).store(v1.to(s1_buf.dtype))
+        _store_state(s1_buf, i, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S1)
     if HAS_S2:
-        s2_buf.index(i).store(v2.to(s2_buf.dtype))
+        _store_state(s2_buf, i, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S2)
 
 
 @gluon.jit
@@ -164,13 +197,15 @@ def _mma_step(a_ring, b_ring, s, acc_a, acc_b):
 
 
 @gluon.jit
-def _rule_on_tile(acc_a, acc_b, base, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr,
+def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr,
                   VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
-                  HAS_GRAD_SCALE: gl.constexpr):
-    _step_half(acc_a, base, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
-               HAS_GRAD_SCALE)
-    _step_half(acc_b, base + 1, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
-               HAS_GRAD_SCALE)
+                  HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
+                  NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
+    HALF: gl.constexpr = acc_a.shape[1]
+    _step_half(acc_a, base, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
+               HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
+    _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
+               HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
 
 
 # ---------------------------------------------------------------------------
@@ -248,8 +283,9 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 
 @gluon.jit
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
-                 UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-                 HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
+                 scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
+                 HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
+                 INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
                  CONSUMER: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's tiles CONSUMER,
     # CONSUMER + 2, ... Their main loops take turns (``order``), so each one's rule and stores
@@ -292,8 +328,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         e = i % BUFFERS
         mbarrier.wait(epi_ready.index(e), (i // BUFFERS) & 1)
         if finite:
-            _rule_on_tile(acc_a, acc_b, 2 * e, tile_bufs, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
-                          HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE)
+            _rule_on_tile(acc_a, acc_b, 2 * e, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr, grad_scale_ptr,
+                          UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1,
+                          NONNEG_S2)
         # A non-finite tile stores its buffers back unchanged (the same bits): every tile
         # stores the same count, which the buffer recycling below counts on.
         fence_async_shared()
@@ -310,13 +347,16 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
 def gluon_ws_fused_step_kernel(
     dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-    M, N, K,
+    M, N, K, s0_scale, s1_scale, s2_scale, NB,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
+    INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, BLOCK_M] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [BLOCK_M, HALF] blocks (the absent states: any descriptor, unused).
+    # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
+    # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS even (a tile buffer
     # belongs to one consumer).
@@ -340,12 +380,15 @@ def gluon_ws_fused_step_kernel(
     descs = (dy_desc, x_desc, tile_descs)
     ring = (a_ring, b_ring)
     bars = (slab_ready, slab_empty, epi_ready, epi_empty, order)
+    scales = (s0_scale, s1_scale, s2_scale)
     # (the worker partitions' arguments written out in the call: constexprs stay constexprs)
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                        M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 0, num_warps)),
+                        M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                        M, N, K, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M, 1, num_warps)),
+                        M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
@@ -355,7 +398,8 @@ def gluon_ws_fused_step_kernel(
 # host side
 # ---------------------------------------------------------------------------
 
-_GL_DTYPES = {"torch.bfloat16": gl.bfloat16, "torch.float32": gl.float32}
+_GL_DTYPES = {"torch.bfloat16": gl.bfloat16, "torch.float32": gl.float32, "torch.int8": gl.int8,
+              "torch.uint8": gl.uint8}
 
 
 def _descriptor(t, block):
@@ -371,10 +415,10 @@ SMEM_LIMIT = 220 * 1024
 
 def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
-    bf16 dY/X, every operand TMA-aligned, plain states, a bf16 or fp32 weight without a master
-    copy, and the slab ring plus the tile's weight and states within shared memory."""
+    bf16 dY/X, every operand TMA-aligned, plain or int8 states, a bf16 or fp32 weight without a
+    master copy, and the slab ring plus the tile's weight and states within shared memory."""
     if not (cfg.kernel == "gluon_ws" and state is not None and accum is None and slab_tma and tile_tma
-            and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32")
+            and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32", "int8")
             and state.store.name in ("bf16", "fp32")):
         return False
     tile = cfg.block_m * cfg.block_n
@@ -383,10 +427,11 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     return cfg.smem_bytes(2) + cfg.epilogue_stages * epilogue <= SMEM_LIMIT
 
 
-def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfinite, grad_scale,
-           cache: dict | None, bind: bool = False):
-    """The fused step of ``weight`` (its state tensors ``states``, None where a slot is empty)
-    through ``gluon_ws_fused_step_kernel`` (one program per SM at most) with ``cfg``'s geometry,
+def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scale, cache: dict | None,
+           bind: bool = False):
+    """The fused step of ``weight`` (``state``: its ``ForgeParamState``; ``states``: the
+    (codes, scales or None) pairs of its slots, None where a slot is empty) through
+    ``gluon_ws_fused_step_kernel`` (one program per SM at most) with ``cfg``'s geometry,
     ``applies`` checked.
 
     Launched as the Triton kernel is (``kernels/launch.DirectLauncher``: no ``JITFunction.run``
@@ -400,7 +445,7 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
     tiles = cache.get(key) if cache is not None else None
     if tiles is None:
         w_desc = _descriptor(weight, [cfg.block_m, half])
-        tiles = (w_desc, *[_descriptor(t, [cfg.block_m, half]) if t is not None else w_desc for t in states])
+        tiles = (w_desc, *[_descriptor(p[0], [cfg.block_m, half]) if p is not None else w_desc for p in states])
         if cache is not None:
             cache[key] = tiles
     tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
@@ -409,24 +454,31 @@ def launch(cfg, dy, x, weight, states, rule, variant: int, hyper, sumsq, nonfini
     plan_key = ("gluon plan", cfg, grad_scale is not None)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
+        slots = state.slots
         constexprs = dict(
-            UPDATE=rule.triton_update, VARIANT=variant,
+            UPDATE=state.rule.triton_update, VARIANT=state.variant,
             HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
-            HAS_GRAD_SCALE=grad_scale is not None, GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
+            HAS_GRAD_SCALE=grad_scale is not None, INT8=state.codec.name == "int8",
+            NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
+            NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
+            GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
             EPI_BUFFERS=cfg.epilogue_stages, num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:
             cache[plan_key] = plan
+    scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read
     args = (_descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
-            hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0])
+            hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
+            *scales, state.codec.scale_blocks(N))
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
 
 
 # Launch arguments that are the weight's own objects at every step (its weight/state tiles,
-# scalars, telemetry), and those a replay passes anew (the dY and X slabs, the grad scale).
-_STABLE_ARGS = frozenset(range(2, 9))
+# scalars, telemetry, state scales), and those a replay passes anew (the dY and X slabs, the
+# grad scale).
+_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15])
 _VARYING_ARGS = (0, 1, 9)
 
 

@@ -66,12 +66,13 @@ def _config_id(c: TileConfig) -> str:
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel == "gluon_ws"]
-# TMA-aligned odd shapes (rows of 776 bf16 are 97 x 16 bytes): the Gluon kernel applies
-GLUON_SHAPES = [(1000, 776, 333), (4096, 4096, 512)]
+# TMA-aligned odd shapes (rows of 784 bf16 or int8 codes are 98 or 49 x 16 bytes; 784 columns
+# end in a partial tile and a partial codec block): the Gluon kernel applies
+GLUON_SHAPES = [(1000, 784, 333), (4096, 4096, 512)]
 
 
 @pytest.mark.parametrize("config", GLUON, ids=_config_id)
-@pytest.mark.parametrize("codec", ["bf16", "fp32"])
+@pytest.mark.parametrize("codec", ["bf16", "fp32", "int8"])
 def test_gluon_kernel_at_parity(config, codec):
     """Where ``gluon_wgrad.applies`` (fp32 moments do not fit beside the slab ring) the Gluon
     kernel runs; elsewhere the Triton kernel with the same geometry."""
@@ -85,19 +86,20 @@ def test_gluon_kernel_at_parity(config, codec):
 
 
 @pytest.mark.parametrize("config", GLUON, ids=_config_id)
+@pytest.mark.parametrize("codec", ["bf16", "int8"])
 @pytest.mark.parametrize("case", RULE_CASES, ids=case_id)
-def test_gluon_kernel_every_rule(case, config):
+def test_gluon_kernel_every_rule(case, codec, config):
     """Every rule at parity; the Gluon kernel runs it where its states fit shared memory beside
-    the slab ring (a three-state rule does not), else the Triton kernel."""
+    the slab ring (three bf16 states do not), else the Triton kernel."""
     rule, group = case
-    probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), rule, group, "bf16", "bf16")
+    probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), rule, group, codec, "bf16")
     expected = gluon_wgrad.applies(config, probe, torch.empty(1, dtype=torch.bfloat16), None, True, True)
-    assert expected or len([s for s in probe.slots if s is not None]) == 3
-    # one tile per program, and 3-4 (its consumers take turns)
-    shapes = [GLUON_SHAPES[0], (4096, 776, 200)]
+    assert expected or codec == "bf16" and len([s for s in probe.slots if s is not None]) == 3
+    # one tile per program, and 3-4 (its consumers take turns); partial tiles and blocks
+    shapes = [GLUON_SHAPES[0], (4096, 784, 200)]
     before = fm.ops.launch_counts["gluon"]
     for shape in shapes:
-        _run_and_check(rule, group, "bf16", "bf16", shape, steps=4, config=config, tma_aligned=True)
+        _run_and_check(rule, group, codec, "bf16", shape, steps=4, config=config, tma_aligned=True)
     assert fm.ops.launch_counts["gluon"] - before == 4 * expected * len(shapes)
 
 

@@ -26,6 +26,7 @@ def test_applies_to_a_plain_step_with_every_operand_on_tma():
     assert gluon_wgrad.applies(WS, _state(), BF16, None, True, True)
     assert gluon_wgrad.applies(WS, _state(rule="sgd"), BF16, None, True, True)  # one state
     assert gluon_wgrad.applies(WS, _state(rule="sgd", store="fp32"), BF16, None, True, True)  # an fp32 weight
+    assert gluon_wgrad.applies(WS, _state(codec="int8"), BF16, None, True, True)  # int8 codes, scales by pointer
 
 
 @pytest.mark.parametrize("why, args", [
@@ -35,7 +36,6 @@ def test_applies_to_a_plain_step_with_every_operand_on_tma():
     ("pointer slabs", (WS, _state(), BF16, None, False, True)),
     ("pointer tiles", (WS, _state(), BF16, None, True, False)),
     ("fp32 operands", (WS, _state(store="fp32"), torch.empty(1), None, True, True)),
-    ("int8 states", (WS, _state(codec="int8"), BF16, None, True, True)),
     ("fp8 states", (WS, _state(codec="fp8"), BF16, None, True, True)),
     ("an fp32 master", (WS, _state(codec="fp32", store="fp32_master"), BF16, None, True, True)),
     ("stochastic rounding", (WS, _state(store="bf16_sr"), BF16, None, True, True)),
