@@ -166,13 +166,14 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDA
 @gluon.jit
 def _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr):
     """Guard + telemetry, one sum of g^2 (of the unscaled gradient): whether the tile is finite;
-    a finite tile adds its sum to the telemetry, a non-finite one counts itself."""
+    a finite tile adds its sum to the telemetry, a non-finite one counts itself. The adds are
+    relaxed (``fused_wgrad.TELEMETRY_SEM`` says why)."""
     tile_sumsq = gl.sum(gl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0)
     finite = tile_sumsq < float("inf")
     if finite:
-        gl.atomic_add(sumsq_ptr, tile_sumsq)
+        gl.atomic_add(sumsq_ptr, tile_sumsq, sem="relaxed")
     else:
-        gl.atomic_add(nonfinite_ptr, 1)
+        gl.atomic_add(nonfinite_ptr, 1, sem="relaxed")
     return finite
 
 
