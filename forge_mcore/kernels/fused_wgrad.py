@@ -44,7 +44,7 @@ MODE_MAINLOOP = 2
 # reads them, and the host reads them after the kernel (stream order). Triton's default,
 # acq_rel, fences every add (MEMBAR.GPU, then an L1 invalidate that makes the rule's hyper
 # loads miss): relaxed took the Gluon step from 0.0940 to 0.0800 ms at 4096x4096, BT 512
-# (AdamW bf16; 1.04-1.23x in 8 cells, docs/perf_log.md row 15).
+# (AdamW bf16; 1.01-1.23x in 8 cells, docs/perf_log.md row 15).
 TELEMETRY_SEM: tl.constexpr = tl.constexpr("relaxed")
 
 
