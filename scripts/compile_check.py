@@ -49,6 +49,8 @@ def _sass_histogram(cubin: str) -> str:
     counts = {k: sum(op.startswith(prefix) for op in ops) for k, prefix in _SASS_CLASSES.items()}
     counts["F2FP"] = sum(op == "F2FP" or op.startswith("F2FP.") for op in ops)
     counts["F2F"] -= counts["F2FP"]
+    # GPU-scope fences: an acq_rel atomic brings two per add (the telemetry's are relaxed)
+    counts["MEMBAR.GPU"] = len(re.findall(r"MEMBAR\.\w+\.GPU", sass))
     return f"sass {len(ops)} " + " ".join(f"{k}={v}" for k, v in counts.items() if v)
 
 

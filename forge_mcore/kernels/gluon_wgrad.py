@@ -35,7 +35,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from ..codecs.blockwise import int8_decode, int8_encode
-from .fused_wgrad import _tile_ids
+from .fused_wgrad import TELEMETRY_SEM, _tile_ids
 
 
 @triton.constexpr_function
@@ -167,13 +167,13 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDA
 def _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr):
     """Guard + telemetry, one sum of g^2 (of the unscaled gradient): whether the tile is finite;
     a finite tile adds its sum to the telemetry, a non-finite one counts itself. The adds are
-    relaxed (``fused_wgrad.TELEMETRY_SEM`` says why)."""
+    relaxed (``TELEMETRY_SEM``: ``fused_wgrad`` says why)."""
     tile_sumsq = gl.sum(gl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0)
     finite = tile_sumsq < float("inf")
     if finite:
-        gl.atomic_add(sumsq_ptr, tile_sumsq, sem="relaxed")
+        gl.atomic_add(sumsq_ptr, tile_sumsq, sem=TELEMETRY_SEM)
     else:
-        gl.atomic_add(nonfinite_ptr, 1, sem="relaxed")
+        gl.atomic_add(nonfinite_ptr, 1, sem=TELEMETRY_SEM)
     return finite
 
 
