@@ -60,10 +60,10 @@ def _zero_outside(x, om, on, M, N):
 
 
 @triton.jit
-def _load_scaled(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
-    codes = load_tile(src, om, on, M, N, BM, BN, USE_TMA)
+def _load_codes(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
+    """(codes, row scales) of a sub-tile."""
     soffs, smask = _row_scales(om, on, M, N, NB, BM, BN)
-    return scaled(codes, tl.load(scale_ptr + soffs, mask=smask, other=0.0))
+    return load_tile(src, om, on, M, N, BM, BN, USE_TMA), tl.load(scale_ptr + soffs, mask=smask, other=0.0)
 
 
 @triton.jit
@@ -116,10 +116,8 @@ def int8_encode(x, inside, NONNEG: tl.constexpr):
 @triton.jit
 def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
               USE_TMA: tl.constexpr):
-    x = _load_scaled(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
-    if NONNEG:
-        x = x * x
-    return x
+    codes, row_scales = _load_codes(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
+    return int8_decode(codes, row_scales, NONNEG)
 
 
 @triton.jit
@@ -133,7 +131,8 @@ def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TM
 @triton.jit
 def fp8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
              USE_TMA: tl.constexpr):
-    return _load_scaled(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
+    codes, row_scales = _load_codes(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
+    return scaled(codes, row_scales)
 
 
 @triton.jit
