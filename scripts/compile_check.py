@@ -36,6 +36,7 @@ from forge_mcore.kernels.configs import CANDIDATES, CONFIGS  # noqa: E402
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
 results: list[str] = []
 SASS_HISTOGRAM = False
+SASS_DIR: str | None = None  # --dump-sass: each variant's SASS, numbered in compile order
 # Instruction classes worth watching in the epilogue: special-function unit (div/sqrt),
 # shared-memory traffic and barriers (layout conversions), conversions, tensor cores.
 _SASS_CLASSES = {"MUFU": "MUFU", "LDS": "LDS", "STS": "STS", "BAR": "BAR", "SHFL": "SHFL",
@@ -87,6 +88,11 @@ class _OfflineCompile:
             line += f" smem {ck.metadata.shared}"
             if SASS_HISTOGRAM:
                 line += " " + _sass_histogram(f.name)
+            if SASS_DIR:
+                path = os.path.join(SASS_DIR, f"{len(results):03d}.sass")
+                with open(path, "w") as out:
+                    out.write(subprocess.run([CUOBJDUMP, "-sass", f.name], capture_output=True, text=True).stdout)
+                line += f" -> {path}"
             results.append(line)
         return compile_
 
@@ -101,9 +107,13 @@ def main() -> None:
     p.add_argument("--sass", action="store_true", help="also print a static SASS instruction histogram")
     p.add_argument("--epilogue-stages", type=int, default=None,
                    help="compile the configs with this TileConfig.epilogue_stages instead of their own")
+    p.add_argument("--dump-sass", metavar="DIR", help="write each variant's SASS into DIR")
     args = p.parse_args()
-    global SASS_HISTOGRAM
+    global SASS_HISTOGRAM, SASS_DIR
     SASS_HISTOGRAM = args.sass
+    SASS_DIR = args.dump_sass
+    if SASS_DIR:
+        os.makedirs(SASS_DIR, exist_ok=True)
     fused_wgrad.fused_wgrad_step_kernel = _OfflineCompile(fused_wgrad.fused_wgrad_step_kernel)
     gluon_wgrad.gluon_ws_fused_step_kernel = _OfflineCompile(gluon_wgrad.gluon_ws_fused_step_kernel)
     gluon_wgrad._sm_count = lambda device_index: 132  # an H100/H200's SMs, without a GPU
