@@ -48,11 +48,13 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
-        if self.kernel == "gluon_ws" and (self.num_warps != 8 or self.epilogue_stages != 2 or self.split_n != 2
-                                          or self.block_k != 64 or self.prefetch or self.maxnreg is not None):
+        if self.kernel == "gluon_ws" and (self.num_warps != 8 or self.epilogue_stages not in (1, 2)
+                                          or self.split_n != 2 or self.block_k != 64 or self.prefetch
+                                          or self.maxnreg is not None):
             raise ValueError(f"a gluon_ws config has two consumer warpgroups (num_warps 8) with a tile buffer "
-                             f"each (epilogue_stages 2), is 128 columns wide in two halves with BLOCK_K 64, and "
-                             f"has neither the Triton kernel's prefetch nor its register cap: {self}")
+                             f"each (epilogue_stages 2) or one between them (1), is 128 columns wide in two "
+                             f"halves with BLOCK_K 64, and has neither the Triton kernel's prefetch nor its "
+                             f"register cap: {self}")
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -92,7 +94,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). None at the moment.
+# them winning (then they move into CONFIGS).
+# - One tile buffer shared by the two ping-pong consumers (epilogue_stages 1), which leaves
+#   room for a seven-deep slab ring: at BT >= 1024 the consumers wait for slabs and for each
+#   other's main loop, not for their epilogues (docs/kernel.md "Where the time goes").
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -100,7 +105,9 @@ CONFIGS: tuple[TileConfig, ...] = (
 # TMA loads (session 8: at best 1.01x); the persistent Gluon kernel with one consumer
 # warpgroup (session 8: 0.81-0.87x at BT <= 1024) and with two but a 3- or 4-deep slab ring
 # (slower than 5-deep in every cell).
-CANDIDATES: tuple[TileConfig, ...] = ()
+CANDIDATES: tuple[TileConfig, ...] = (
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=1, kernel="gluon_ws"),
+)
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

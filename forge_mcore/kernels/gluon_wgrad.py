@@ -271,15 +271,20 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
     w_desc, s0_desc, s1_desc, s2_desc = tile_descs
     BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    BUFFERS: gl.constexpr = epi_ready.type.shape[0]
+    BUFFERS: gl.constexpr = tile_bufs[0].type.shape[0] // 2
     epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                    + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
     for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
         om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-        e = i % BUFFERS
-        mbarrier.wait(epi_empty.index(e), ((i // BUFFERS) & 1) ^ 1)
-        mbarrier.expect(epi_ready.index(e), epi_bytes)
-        _fetch_tile(tile_descs, tile_bufs, 2 * e, om, on, epi_ready.index(e), HAS_S0, HAS_S1, HAS_S2)
+        # Tile i goes into buffer i % BUFFERS once tile i - BUFFERS, its last user, has stored
+        # it. The barriers are per consumer (tile i is consumer i % 2's): each completes once per
+        # tile of its consumer, in order, so no waiter is ever two phases behind, whether the
+        # consumers have a buffer each (BUFFERS 2) or share one (1).
+        prev = i - BUFFERS
+        mbarrier.wait(epi_empty.index(prev % 2), (prev // 2) & 1, pred=i >= BUFFERS)
+        mbarrier.expect(epi_ready.index(i % 2), epi_bytes)
+        _fetch_tile(tile_descs, tile_bufs, 2 * (i % BUFFERS), om, on, epi_ready.index(i % 2), HAS_S0, HAS_S1,
+                    HAS_S2)
 
 
 @gluon.jit
@@ -298,7 +303,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_ring.type.shape[0]
-    BUFFERS: gl.constexpr = epi_ready.type.shape[0]
+    BUFFERS: gl.constexpr = tile_bufs[0].type.shape[0] // 2
     layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
     tiles = _ws_tiles(M, N, BLOCK_M, 2 * HALF)
@@ -327,7 +332,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
 
         finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
         e = i % BUFFERS
-        mbarrier.wait(epi_ready.index(e), (i // BUFFERS) & 1)
+        mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
         if finite:
             _rule_on_tile(acc_a, acc_b, 2 * e, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr, grad_scale_ptr,
                           UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1,
@@ -341,7 +346,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         # wait runs beside the other consumer's main loop.
         tma.store_wait(pendings=0)
         gl.thread_barrier()
-        mbarrier.arrive(epi_empty.index(e), count=1)
+        mbarrier.arrive(epi_empty.index(CONSUMER), count=1)
 
 
 @gluon.jit
@@ -359,21 +364,21 @@ def gluon_ws_fused_step_kernel(
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # Launched with one program per SM (or fewer).
-    # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS even (a tile buffer
-    # belongs to one consumer).
+    # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS 2 (a tile buffer each
+    # consumer) or 1 (one, the consumers taking it in tile order: room for a deeper slab ring).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
     tile_bufs = _allocate_tiles(tile_descs, 2 * EPI_BUFFERS, HAS_S0, HAS_S1, HAS_S2)
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    epi_ready = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
-    epi_empty = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
+    epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
+    epi_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=1)
-    for i in gl.static_range(EPI_BUFFERS):
+    for i in gl.static_range(2):
         mbarrier.init(epi_ready.index(i), count=1)
         mbarrier.init(epi_empty.index(i), count=1)
     for i in gl.static_range(2):
