@@ -280,8 +280,10 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
         # it. The barriers are per consumer (tile i is consumer i % 2's): each completes once per
         # tile of its consumer, in order, so no waiter is ever two phases behind, whether the
         # consumers have a buffer each (BUFFERS 2) or share one (1).
-        prev = i - BUFFERS
-        mbarrier.wait(epi_empty.index(prev % 2), (prev // 2) & 1, pred=i >= BUFFERS)
+        # (the last user, tile i - BUFFERS, counted from i + 2 - BUFFERS >= 0: no negative index
+        # or parity where the wait is predicated off)
+        last = i + 2 - BUFFERS
+        mbarrier.wait(epi_empty.index(last % 2), (last // 2 + 1) & 1, pred=i >= BUFFERS)
         mbarrier.expect(epi_ready.index(i % 2), epi_bytes)
         _fetch_tile(tile_descs, tile_bufs, 2 * (i % BUFFERS), om, on, epi_ready.index(i % 2), HAS_S0, HAS_S1,
                     HAS_S2)
