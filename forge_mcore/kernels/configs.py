@@ -107,6 +107,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (slower than 5-deep in every cell).
 CANDIDATES: tuple[TileConfig, ...] = (
     TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=1, kernel="gluon_ws"),
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=1, kernel="gluon_ws"),  # the depth curve
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
