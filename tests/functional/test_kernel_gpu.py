@@ -65,7 +65,7 @@ def _config_id(c: TileConfig) -> str:
             + ("" if c.kernel == "triton" else f"-{c.kernel}"))
 
 
-GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel == "gluon_ws"]
+GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
 # TMA-aligned odd shapes (rows of 784 bf16 or int8 codes are 98 or 49 x 16 bytes; 784 columns
 # end in a partial tile and a partial codec block): the Gluon kernel applies
 GLUON_SHAPES = [(1000, 784, 333), (4096, 4096, 512)]
