@@ -53,11 +53,12 @@ class TileConfig:
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.epilogue_stages != 2 or self.split_n != 2
-                                             or self.block_k != 64 or self.prefetch or self.maxnreg is not None
+                                             or self.block_k not in (32, 64) or self.prefetch
+                                             or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
                              f"buffer each (epilogue_stages 2), is {64 * self.row_blocks} rows and 128 columns "
-                             f"in two halves with BLOCK_K 64, and has neither the Triton kernel's prefetch nor "
+                             f"in two halves with BLOCK_K 32 or 64, and has neither the Triton kernel's prefetch nor "
                              f"its register cap: {self}")
 
     @property
@@ -122,6 +123,11 @@ CANDIDATES: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(128, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
+    TileConfig(64, 128, 32, 8, 8, 10, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(64, 128, 32, 8, 8, 9, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(64, 128, 32, 8, 8, 13, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

@@ -61,7 +61,7 @@ def test_every_codec_and_store_on_gpu(codec, store):
 
 
 def _config_id(c: TileConfig) -> str:
-    return (f"{c.block_m}x{c.block_n}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
+    return (f"{c.block_m}x{c.block_n}k{c.block_k}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}e{c.epilogue_stages}"
             + ("" if c.kernel == "triton" else f"-{c.kernel}"))
 
 
@@ -94,7 +94,8 @@ def test_gluon_kernel_every_rule(case, codec, config):
     rule, group = case
     probe = fm.ForgeParamState.create(torch.empty(64, 128, device="cuda").bfloat16(), rule, group, codec, "bf16")
     expected = gluon_wgrad.applies(config, probe, torch.empty(1, dtype=torch.bfloat16), None, True, True)
-    assert expected or codec == "bf16" and len([s for s in probe.slots if s is not None]) == 3
+    # (a candidate's deeper ring may fit only beside fewer state bytes)
+    assert expected or config in CANDIDATES or codec == "bf16" and len([s for s in probe.slots if s is not None]) == 3
     # one tile per program, and 3-4 (its consumers take turns); partial tiles and blocks
     shapes = [GLUON_SHAPES[0], (4096, 784, 200)]
     before = fm.ops.launch_counts["gluon"]
