@@ -99,17 +99,20 @@ CONFIGS: tuple[TileConfig, ...] = (
     # committed winners in 30 graph-timed cells at BT 512/1024 (5 shapes, AdamW, SGD-momentum,
     # Lion), faster in 28 (call4); launched and replayed like the Triton kernel, 18 host us per
     # replayed launch against its 22 (call8).
+    # The same kernel's cooperative schedule (both consumers on one 128-row tile): at BT >= 4096
+    # 1.03-1.21x the committed Triton winners in 11 of 12 graph-timed cells, bits equal
+    # (session 10, results/2026-12-01/session10/call7/); slower at BT <= 1024 (call3). Four-deep
+    # fits AdamW's bf16 moments, five-deep a tile of 4 B per element (SGD-momentum, Lion, int8).
+    TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
+    TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
 # them winning (then they move into CONFIGS).
-# - The cooperative schedule: both consumers on one 128-row tile share its X slab (32 B of
-#   slabs per output and k-step instead of 48; at BT 1024 a 64-row tile's slabs from L2 bound
-#   its main loop, docs/kernel.md "Where the time goes"). Four-deep for AdamW bf16; the
-#   five-deep ring fits where the tile's weight and states take 4 B per element (SGD-momentum,
-#   Lion, int8 AdamW); three-deep for the depth curve.
+# None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -118,17 +121,9 @@ CONFIGS: tuple[TileConfig, ...] = (
 # warpgroup (session 8: 0.81-0.87x at BT <= 1024) and with two but a 3- or 4-deep slab ring
 # (slower than 5-deep in every cell); one tile buffer shared by the ping-pong consumers, which
 # left room for a six- or seven-deep ring (session 10: 0.81-1.06x, the next tile's loads wait
-# for the last one's stores).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
-    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
-    TileConfig(128, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
-    TileConfig(64, 128, 32, 8, 8, 10, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 32, 8, 8, 9, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 32, 8, 8, 13, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-)
+# for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
+# (session 10: 0.87-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four).
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -3,8 +3,8 @@
     python3 scripts/device/config_ab.py        # device; env CELLS, ARMS, ROUNDS
     -> one JSON line per cell and config, and $OUT/config_ab.csv
 
-The arms are the first ``gluon_ws`` config of ``CONFIGS`` (the reference) and every config in
-``CANDIDATES``. Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the
+The arms are a reference and every config in ``CANDIDATES``: the first ``gluon_ws`` config of
+``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed winner). Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the
 same weight and states from the same dY/X twice, and its bits must equal the reference's (else
 the row says so and the config is not timed: a faster kernel with other results is not
 faster). Then ROUNDS rounds time every config's graph-replayed step over rotating weight sets
@@ -27,8 +27,7 @@ from forge_mcore.bench.common import rotation_count, time_graph
 from forge_mcore.bench.kernel import ARMS
 from forge_mcore.kernels.configs import CANDIDATES, CONFIGS
 
-REFERENCE = next(c for c in CONFIGS if c.kernel == "gluon_ws")
-ARMS_AB = [REFERENCE, *CANDIDATES]
+GLUON_REFERENCE = next(c for c in CONFIGS if c.kernel == "gluon_ws")
 CELLS = os.environ.get("CELLS", "4096x4096:1024,12288x4096:1024,4096x4096:512,1024x4096:1024").split(",")
 ARM_NAMES = os.environ.get("ARMS", "adamw-bf16").split(",")
 ROUNDS = int(os.environ.get("ROUNDS", 3))
@@ -52,6 +51,12 @@ def run_cell(cell: str, arm: str) -> list[dict]:
     def step(cfg, w, state, hyper):
         return lambda: fm.fused_wgrad_step(dy, x, w, state, hyper, telemetry=tel, config=cfg)
 
+    reference = GLUON_REFERENCE
+    if os.environ.get("REFERENCE") == "winner":
+        probe = fresh()
+        step(None, *probe)()
+        reference = fm.ops.tuned_config(dy, probe[0], probe[1])
+    ARMS_AB = [reference, *[c for c in CANDIDATES if c != reference]]
     bits = []
     for cfg in ARMS_AB:
         w, state, hyper = fresh()
