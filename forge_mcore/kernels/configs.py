@@ -66,6 +66,12 @@ class TileConfig:
         """64-row blocks of a Gluon tile, one per consumer of a cooperative tile ("gluon_coop")."""
         return 2 if self.kernel == "gluon_coop" else 1
 
+    @property
+    def guard_tile(self) -> tuple[int, int]:
+        """The block one guard + telemetry reduction covers (a non-finite one is skipped whole and
+        counted once): the tile, or a consumer's 64-row half of a cooperative tile."""
+        return self.block_m // self.row_blocks, self.block_n
+
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
         return self.num_stages * self.block_k * (self.block_m + self.block_n) * elem_bytes
