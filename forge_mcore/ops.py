@@ -680,7 +680,7 @@ def _expand_tiles(ok_tiles: torch.Tensor, tile: tuple[int, int], rows: int, cols
 
 @torch.no_grad()
 def _torch_step(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale, config):
-    tile = (config.block_m, config.block_n) if config is not None else TORCH_BACKEND_TILE
+    tile = config.guard_tile if config is not None else TORCH_BACKEND_TILE
     M, N = weight.shape
     g = reference_gradient(dy, x)
     if accumulated is not None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CODEC_BLOCK = 64
-# The kernels a TileConfig may select (``TileConfig.kernel``).
-KERNELS = ("triton", "gluon_ws")
+# The kernels a TileConfig may select (``TileConfig.kernel``): the Triton kernel and the
+# persistent Gluon kernel's two schedules (``kernels/gluon_wgrad.py``).
+GLUON_KERNELS = ("gluon_ws", "gluon_coop")
+KERNELS = ("triton", *GLUON_KERNELS)
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,10 @@ class TileConfig:
     epilogue_stages: int = 1
     # "gluon_ws": the persistent, warp-specialized Hopper kernel of ``kernels/gluon_wgrad.py``,
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
-    # other's GEMM, with a tile buffer each (epilogue_stages 2). Where ``gluon_wgrad.applies``;
-    # elsewhere the Triton kernel with this geometry. num_stages is then the slab ring's depth.
+    # other's GEMM, with a tile buffer each (epilogue_stages 2). "gluon_coop": the same kernel
+    # with both consumers on one 128-row tile, a 64-row half and a tile buffer each. Where
+    # ``gluon_wgrad.applies``; elsewhere the Triton kernel with this geometry. num_stages is
+    # then the slab ring's depth.
     kernel: str = "triton"
 
     def __post_init__(self) -> None:
@@ -48,11 +52,25 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
-        if self.kernel == "gluon_ws" and (self.num_warps != 8 or self.epilogue_stages != 2 or self.split_n != 2
-                                          or self.block_k != 64 or self.prefetch or self.maxnreg is not None):
-            raise ValueError(f"a gluon_ws config has two consumer warpgroups (num_warps 8) with a tile buffer "
-                             f"each (epilogue_stages 2), is 128 columns wide in two halves with BLOCK_K 64, and "
-                             f"has neither the Triton kernel's prefetch nor its register cap: {self}")
+        if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.epilogue_stages != 2 or self.split_n != 2
+                                             or self.block_k not in (32, 64) or self.prefetch
+                                             or self.maxnreg is not None
+                                             or self.block_m != 64 * self.row_blocks):
+            raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
+                             f"buffer each (epilogue_stages 2), is {64 * self.row_blocks} rows and 128 columns "
+                             f"in two halves with BLOCK_K 32 or 64, and has neither the Triton kernel's prefetch nor "
+                             f"its register cap: {self}")
+
+    @property
+    def row_blocks(self) -> int:
+        """64-row blocks of a Gluon tile, one per consumer of a cooperative tile ("gluon_coop")."""
+        return 2 if self.kernel == "gluon_coop" else 1
+
+    @property
+    def guard_tile(self) -> tuple[int, int]:
+        """The block one guard + telemetry reduction covers (a non-finite one is skipped whole and
+        counted once): the tile, or a consumer's 64-row half of a cooperative tile."""
+        return self.block_m // self.row_blocks, self.block_n
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -87,19 +105,30 @@ CONFIGS: tuple[TileConfig, ...] = (
     # committed winners in 30 graph-timed cells at BT 512/1024 (5 shapes, AdamW, SGD-momentum,
     # Lion), faster in 28 (call4); launched and replayed like the Triton kernel, 18 host us per
     # replayed launch against its 22 (call8).
+    # The same kernel's cooperative schedule (both consumers on one 128-row tile): at BT >= 4096
+    # 1.03-1.21x the committed Triton winners in 11 of 12 graph-timed cells, bits equal
+    # (session 10, results/2026-12-01/session10/call7/); slower at BT <= 1024 (call3). Four-deep
+    # fits AdamW's bf16 moments, five-deep a tile of 4 B per element (SGD-momentum, Lion, int8).
+    TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
+    TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). None at the moment.
+# them winning (then they move into CONFIGS).
+# None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
 # capped at 168 registers for int8 states (session 7: -1.2% to +11.3%); pointer stores beside
 # TMA loads (session 8: at best 1.01x); the persistent Gluon kernel with one consumer
 # warpgroup (session 8: 0.81-0.87x at BT <= 1024) and with two but a 3- or 4-deep slab ring
-# (slower than 5-deep in every cell).
+# (slower than 5-deep in every cell); one tile buffer shared by the ping-pong consumers, which
+# left room for a six- or seven-deep ring (session 10: 0.81-1.06x, the next tile's loads wait
+# for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
+# (session 10: 0.87-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

@@ -35,6 +35,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from ..codecs.blockwise import int8_decode, int8_encode
+from .configs import GLUON_KERNELS
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
 
 
@@ -178,20 +179,25 @@ def _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr):
 
 
 @gluon.jit
-def _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, bar, pred=True):
-    """dY and X slab ``k`` into ring buffer ``s`` (X as two column halves)."""
+def _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, bar, ROW_BLOCKS: gl.constexpr, pred=True):
+    """dY and X slab ``k`` into ring stage ``s``: dY as ROW_BLOCKS row blocks (one per consumer
+    of a cooperative tile), X as two column halves."""
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
+    ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
-    mbarrier.expect(bar, dy_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(dy_desc, [k * BLOCK_K, om], bar, a_ring.index(s), pred=pred)
+    mbarrier.expect(bar, ROW_BLOCKS * dy_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes, pred=pred)
+    for r in gl.static_range(ROW_BLOCKS):
+        tma.async_copy_global_to_shared(dy_desc, [k * BLOCK_K, om + r * ROWS], bar,
+                                        a_ring.index(ROW_BLOCKS * s + r), pred=pred)
     tma.async_copy_global_to_shared(x_desc, [k * BLOCK_K, on], bar, b_ring.index(2 * s), pred=pred)
     tma.async_copy_global_to_shared(x_desc, [k * BLOCK_K, on + HALF], bar, b_ring.index(2 * s + 1), pred=pred)
 
 
 @gluon.jit
-def _mma_step(a_ring, b_ring, s, acc_a, acc_b):
-    """Both halves' wgmma on ring buffer ``s``; returns once the previous step's have retired."""
-    a = a_ring.index(s).permute((1, 0))
+def _mma_step(a_ring, b_ring, a_slot, s, acc_a, acc_b):
+    """Both halves' wgmma on dY buffer ``a_slot`` and ring stage ``s``'s X; returns once the
+    previous step's have retired."""
+    a = a_ring.index(a_slot).permute((1, 0))
     acc_a = warpgroup_mma(a, b_ring.index(2 * s), acc_a, is_async=True)
     acc_b = warpgroup_mma(a, b_ring.index(2 * s + 1), acc_b, is_async=True)
     return warpgroup_mma_wait(num_outstanding=2, deps=(acc_a, acc_b))
@@ -214,15 +220,19 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper_ptr, grad_
 # ---------------------------------------------------------------------------
 # One program per SM walks its tiles. Two one-warp producers keep the copy engines busy on
 # their own: one streams dY/X slabs through a ring of STAGES buffers, the other fetches each
-# tile's weight and states into its consumer's tile buffer as soon as that buffer's previous
-# stores have read it. Two consumer warpgroups take alternate tiles (ping-pong, CUTLASS's
-# schedule for epilogue-heavy GEMMs): each runs the wgmma main loop, the guard and the rule,
-# and stores its tile back from its buffer, their main loops taking turns. So one consumer's
-# rule and stores run beside the other's GEMM, no consumer waits on a load that could have
-# been issued earlier, and HBM traffic runs under GEMM and rule alike. Measured in session 8
-# (docs/kernel.md, five-deep ring): 0.96-1.38x the committed Triton configs in 30 cells at
-# BT <= 1024, faster in 28; a single consumer, which ran its rule between its own main loops,
-# was 0.81-0.87x.
+# unit's weight and states into its consumer's tile buffer as soon as that buffer's previous
+# stores have read it. Two consumer warpgroups run the wgmma main loop, the guard and the
+# rule, and store their units back from their buffers. A unit is a consumer's share of a tile,
+# in one of two schedules (``ROW_BLOCKS``):
+# - ping-pong (1, CUTLASS's schedule for epilogue-heavy GEMMs): a unit is a whole 64-row
+#   tile, the consumers take alternate tiles and their main loops take turns, so one's rule
+#   and stores run beside the other's GEMM. Measured in session 8 (docs/kernel.md, five-deep
+#   ring): 0.96-1.38x the committed Triton configs in 30 cells at BT <= 1024, faster in 28;
+#   a single consumer, which ran its rule between its own main loops, was 0.81-0.87x.
+# - cooperative (2): a unit is one 64-row half of a 128-row tile, both consumers work on the
+#   same tile at once and share its X slab, so a tile reads 32 B of slabs per output and
+#   k-step instead of 48; the next tile's weight and states arrive during its main loop.
+# Consumer c takes units c, c + 2, ... in both; a unit's buffer is its consumer's.
 
 
 # Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
@@ -243,15 +253,24 @@ def _ws_tile(i, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.
 
 
 @gluon.jit
+def _ws_unit(u, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr,
+             ROW_BLOCKS: gl.constexpr):
+    """Unit ``u`` of this program: its tile (this program's count) and the origin of its rows."""
+    t = u // ROW_BLOCKS
+    om, on = _ws_tile(t, M, N, ROW_BLOCKS * ROWS, BLOCK_N, GROUP_M)
+    return t, om + (u % ROW_BLOCKS) * ROWS, on
+
+
+@gluon.jit
 def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
-    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    BLOCK_M: gl.constexpr = ROW_BLOCKS * dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    STAGES: gl.constexpr = a_ring.type.shape[0]
+    STAGES: gl.constexpr = slab_ready.type.shape[0]
     num_k = gl.cdiv(K, BLOCK_K)
     step = 0
     for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
@@ -259,27 +278,42 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
-            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s))
+            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s), ROW_BLOCKS)
             step += 1
 
 
 @gluon.jit
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     w_desc, s0_desc, s1_desc, s2_desc = tile_descs
-    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    BUFFERS: gl.constexpr = epi_ready.type.shape[0]
+    BUFFERS: gl.constexpr = tile_bufs[0].type.shape[0] // 2
     epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                    + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
-    for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
-        om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-        e = i % BUFFERS
-        mbarrier.wait(epi_empty.index(e), ((i // BUFFERS) & 1) ^ 1)
-        mbarrier.expect(epi_ready.index(e), epi_bytes)
-        _fetch_tile(tile_descs, tile_bufs, 2 * e, om, on, epi_ready.index(e), HAS_S0, HAS_S1, HAS_S2)
+    for u in range(ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)):
+        t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS)
+        # Unit u goes into buffer u % BUFFERS once unit u - BUFFERS, its last user, has stored
+        # it. The barriers are per consumer (unit u is consumer u % 2's): each completes once per
+        # unit of its consumer, in order, so no waiter is ever two phases behind.
+        # (the last user, unit u - BUFFERS, counted from u + 2 - BUFFERS >= 0: no negative index
+        # or parity where the wait is predicated off)
+        last = u + 2 - BUFFERS
+        mbarrier.wait(epi_empty.index(last % 2), (last // 2 + 1) & 1, pred=u >= BUFFERS)
+        mbarrier.expect(epi_ready.index(u % 2), epi_bytes)
+        _fetch_tile(tile_descs, tile_bufs, 2 * (u % BUFFERS), om, on, epi_ready.index(u % 2), HAS_S0, HAS_S1,
+                    HAS_S2)
+
+
+@gluon.jit
+def _ws_release(epi_empty, CONSUMER: gl.constexpr):
+    """The consumer's buffer goes back to the tile producer once its stores have read it (the
+    barrier: whichever thread issued the stores has seen them done before anyone arrives)."""
+    tma.store_wait(pendings=0)
+    gl.thread_barrier()
+    mbarrier.arrive(epi_empty.index(CONSUMER), count=1)
 
 
 @gluon.jit
@@ -287,47 +321,55 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
                  INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
-    # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's tiles CONSUMER,
-    # CONSUMER + 2, ... Their main loops take turns (``order``), so each one's rule and stores
-    # run beside the other's GEMM.
+                 ROW_BLOCKS: gl.constexpr, CONSUMER: gl.constexpr, num_warps: gl.constexpr):
+    # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
+    # CONSUMER + 2, ... In ping-pong (ROW_BLOCKS 1) their main loops take turns (``order``), so
+    # each one's rule and stores run beside the other's GEMM; cooperative (2), both run the same
+    # tile's main loop at once, on their own dY row block and the shared X slab.
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
-    BLOCK_M: gl.constexpr = dy_desc.block_type.shape[1]
+    ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
-    STAGES: gl.constexpr = a_ring.type.shape[0]
-    BUFFERS: gl.constexpr = epi_ready.type.shape[0]
-    layout: gl.constexpr = _mma_layout(BLOCK_M, HALF, num_warps)
+    STAGES: gl.constexpr = slab_ready.type.shape[0]
+    BUFFERS: gl.constexpr = tile_bufs[0].type.shape[0] // 2
+    layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
-    tiles = _ws_tiles(M, N, BLOCK_M, 2 * HALF)
-    for j in range(gl.cdiv(tiles - CONSUMER, 2)):
-        i = 2 * j + CONSUMER
-        om, on = _ws_tile(i, M, N, BLOCK_M, 2 * HALF, GROUP_M)
-        # the other consumer has waited for every slab before this tile's (a ring slot's
-        # barrier is then never more than one phase ahead of its waiter)
-        if CONSUMER == 1:
-            mbarrier.wait(order.index(0), j & 1)
-        else:
-            mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
-        acc_a = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
-        acc_b = gl.zeros((BLOCK_M, HALF), dtype=gl.float32, layout=layout)
-        step = i * num_k
+    units = ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
+    for j in range(gl.cdiv(units - CONSUMER, 2)):
+        u = 2 * j + CONSUMER
+        t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS)
+        if ROW_BLOCKS == 1:
+            # the other consumer has waited for every slab before this tile's (a ring slot's
+            # barrier is then never more than one phase ahead of its waiter)
+            if CONSUMER == 1:
+                mbarrier.wait(order.index(0), j & 1)
+            else:
+                mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
+        acc_a = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
+        acc_b = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
+        step = t * num_k
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
-            acc_a, acc_b = _mma_step(a_ring, b_ring, s, acc_a, acc_b)
+            acc_a, acc_b = _mma_step(a_ring, b_ring, ROW_BLOCKS * s + CONSUMER % ROW_BLOCKS, s, acc_a, acc_b)
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
+            # (cooperative: once both consumers have arrived)
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
+            if ROW_BLOCKS == 2:
+                # cooperative: the previous unit's stores drained behind this unit's first wgmma
+                if k == 0 and j > 0:
+                    _ws_release(epi_empty, CONSUMER)
             step += 1
-        mbarrier.arrive(order.index(CONSUMER), count=1)
+        if ROW_BLOCKS == 1:
+            mbarrier.arrive(order.index(CONSUMER), count=1)
         acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
 
         finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-        e = i % BUFFERS
-        mbarrier.wait(epi_ready.index(e), (i // BUFFERS) & 1)
+        e = u % BUFFERS
+        mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
         if finite:
             _rule_on_tile(acc_a, acc_b, 2 * e, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr, grad_scale_ptr,
                           UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1,
@@ -336,12 +378,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         # stores the same count, which the buffer recycling below counts on.
         fence_async_shared()
         _store_tile(tile_descs, tile_bufs, 2 * e, om, on, HAS_S0, HAS_S1, HAS_S2)
-        # The buffer goes back to the tile producer once its stores have read it (the barrier:
-        # whichever thread issued the stores has seen them done before anyone arrives). This
-        # wait runs beside the other consumer's main loop.
-        tma.store_wait(pendings=0)
-        gl.thread_barrier()
-        mbarrier.arrive(epi_empty.index(e), count=1)
+        if ROW_BLOCKS == 1:
+            _ws_release(epi_empty, CONSUMER)  # this wait runs beside the other consumer's main loop
+    tma.store_wait(pendings=0)  # (cooperative: the last unit's stores, before the buffers go away)
 
 
 @gluon.jit
@@ -352,28 +391,31 @@ def gluon_ws_fused_step_kernel(
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, num_warps: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, ROW_BLOCKS: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
-    # dy_desc: dY (K x M) in [BLOCK_K, BLOCK_M] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
-    # w_desc, s*_desc: M x N in [BLOCK_M, HALF] blocks (the absent states: any descriptor, unused).
+    # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
+    # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
+    # A tile is ROW_BLOCKS x ROWS rows (1: ping-pong, 2: cooperative) by 2 x HALF columns.
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # Launched with one program per SM (or fewer).
-    # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS even (a tile buffer
-    # belongs to one consumer).
-    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [STAGES] + dy_desc.block_type.shape, dy_desc.layout)
+    # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS 2 (a tile buffer each
+    # consumer).
+    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
+                                       dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
     tile_bufs = _allocate_tiles(tile_descs, 2 * EPI_BUFFERS, HAS_S0, HAS_S1, HAS_S2)
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    epi_ready = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
-    epi_empty = gl.allocate_shared_memory(gl.int64, [EPI_BUFFERS, 1], mbarrier.MBarrierLayout())
+    epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
+    epi_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
-        mbarrier.init(slab_empty.index(i), count=1)
-    for i in gl.static_range(EPI_BUFFERS):
+        mbarrier.init(slab_empty.index(i), count=ROW_BLOCKS)  # cooperative: both consumers read a slab
+    for i in gl.static_range(2):
         mbarrier.init(epi_ready.index(i), count=1)
         mbarrier.init(epi_empty.index(i), count=1)
     for i in gl.static_range(2):
@@ -386,12 +428,12 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, 0, num_warps)),
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, 1, num_warps)),
-        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
-        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2)),
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, 1, num_warps)),
+        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
+        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
@@ -410,20 +452,21 @@ def _descriptor(t, block):
     return TensorDescriptor.from_tensor(t, block, layout)
 
 
-# Shared memory a program may hold (H100/H200: 227 KB per block), less the barriers' share.
-SMEM_LIMIT = 220 * 1024
+# Shared memory a program may hold (H100/H200: 227 KB per block), less 1 KB for the barriers
+# and the guard's cross-warp reduction.
+SMEM_LIMIT = 226 * 1024
 
 
 def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
     bf16 dY/X, every operand TMA-aligned, plain or int8 states, a bf16 or fp32 weight without a
     master copy, and the slab ring plus the tile's weight and states within shared memory."""
-    if not (cfg.kernel == "gluon_ws" and state is not None and accum is None and slab_tma and tile_tma
+    if not (cfg.kernel in GLUON_KERNELS and state is not None and accum is None and slab_tma and tile_tma
             and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32", "int8")
             and state.store.name in ("bf16", "fp32")):
         return False
-    tile = cfg.block_m * cfg.block_n
-    epilogue = tile * (state.store.weight_dtype.itemsize
+    unit = cfg.block_m // cfg.row_blocks * cfg.block_n  # one consumer's share of a tile: its buffer
+    epilogue = unit * (state.store.weight_dtype.itemsize
                        + sum(s.data.element_size() for s in state.slots if s is not None))
     return cfg.smem_bytes(2) + cfg.epilogue_stages * epilogue <= SMEM_LIMIT
 
@@ -442,11 +485,12 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     else None."""
     M, N = weight.shape
     half = cfg.block_n // 2
-    key = ("gluon tiles", cfg.block_m, weight.data_ptr())
+    rows = cfg.block_m // cfg.row_blocks  # one consumer's rows
+    key = ("gluon tiles", rows, weight.data_ptr())
     tiles = cache.get(key) if cache is not None else None
     if tiles is None:
-        w_desc = _descriptor(weight, [cfg.block_m, half])
-        tiles = (w_desc, *[_descriptor(p[0], [cfg.block_m, half]) if p is not None else w_desc for p in states])
+        w_desc = _descriptor(weight, [rows, half])
+        tiles = (w_desc, *[_descriptor(p[0], [rows, half]) if p is not None else w_desc for p in states])
         if cache is not None:
             cache[key] = tiles
     tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
@@ -463,13 +507,13 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            EPI_BUFFERS=cfg.epilogue_stages, num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
+            EPI_BUFFERS=cfg.epilogue_stages, ROW_BLOCKS=cfg.row_blocks, num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:
             cache[plan_key] = plan
     scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read
-    args = (_descriptor(dy, [cfg.block_k, cfg.block_m]), _descriptor(x, [cfg.block_k, half]), *tiles,
+    args = (_descriptor(dy, [cfg.block_k, rows]), _descriptor(x, [cfg.block_k, half]), *tiles,
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
             *scales, state.codec.scale_blocks(N))
     raw = launcher(grid, args, plan)

@@ -11,9 +11,10 @@ import torch
 
 import forge_mcore as fm
 from forge_mcore.kernels import gluon_wgrad
-from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, TileConfig
+from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, GLUON_KERNELS, TileConfig
 
 WS = TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws")
+COOP = TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop")
 BF16 = torch.empty(1, dtype=torch.bfloat16)
 
 
@@ -56,17 +57,29 @@ def test_everything_else_takes_the_triton_kernel(why, args):
     dict(split_n=1, block_n=64),
     dict(prefetch=True),
     dict(maxnreg=128),
-    dict(block_k=32),
+    dict(block_k=128),  # BLOCK_K 32 or 64
     dict(num_warps=4),  # two consumer warpgroups
     dict(epilogue_stages=3),  # a tile buffer each
+    dict(block_m=128),  # a ping-pong tile is one consumer's 64 rows
+    dict(kernel="gluon_coop"),  # a cooperative tile is both consumers' 128 rows
 ])
 def test_configs_the_gluon_kernel_cannot_run_are_refused(bad):
     with pytest.raises(ValueError):
         dataclasses.replace(WS, **bad)
 
 
-def test_every_gluon_config_fits_shared_memory_with_bf16_states():
-    gluon = [c for c in CONFIGS + CANDIDATES if c.kernel == "gluon_ws"]
-    assert gluon
+def test_cooperative_buffers_count_one_consumers_half_tile():
+    # 4 slabs of 32 KB + 2 half-tile buffers of 64x128 x (bf16 weight + 2 bf16 moments) = 224 KB
+    assert gluon_wgrad.applies(COOP, _state(), BF16, None, True, True)
+    # 5 slabs: 256 KB with two bf16 moments, 224 KB with one (SGD-momentum) or int8 codes
+    five = dataclasses.replace(COOP, num_stages=5)
+    assert not gluon_wgrad.applies(five, _state(), BF16, None, True, True)
+    assert gluon_wgrad.applies(five, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True)
+    assert gluon_wgrad.applies(five, _state(codec="int8"), BF16, None, True, True)
+
+
+def test_every_gluon_config_fits_shared_memory_with_one_bf16_state():
+    gluon = [c for c in CONFIGS + CANDIDATES if c.kernel in GLUON_KERNELS]
+    assert {c.kernel for c in gluon} == set(GLUON_KERNELS)
     for config in gluon:
-        assert gluon_wgrad.applies(config, _state(), BF16, None, True, True), config
+        assert gluon_wgrad.applies(config, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True), config

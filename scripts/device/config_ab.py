@@ -1,0 +1,100 @@
+"""Tile configs against each other: the same step's bits, then its time, arms interleaved.
+
+    python3 scripts/device/config_ab.py        # device; env CELLS, ARMS, ROUNDS
+    -> one JSON line per cell and config, and $OUT/config_ab.csv
+
+The arms are a reference and every config in ``CANDIDATES``: the first ``gluon_ws`` config of
+``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed winner). Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the
+same weight and states from the same dY/X twice, and its bits must equal the reference's (else
+the row says so and the config is not timed: a faster kernel with other results is not
+faster). Then ROUNDS rounds time every config's graph-replayed step over rotating weight sets
+(``bench.common.time_graph``), the order reversed each round (this host drifts); the median per
+config and its speedup over the reference.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import statistics
+from dataclasses import asdict
+
+import torch
+
+import forge_mcore as fm
+from forge_mcore.bench.common import rotation_count, time_graph
+from forge_mcore.bench.kernel import ARMS
+from forge_mcore.kernels.configs import CANDIDATES, CONFIGS
+
+GLUON_REFERENCE = next(c for c in CONFIGS if c.kernel == "gluon_ws")
+CELLS = os.environ.get("CELLS", "4096x4096:1024,12288x4096:1024,4096x4096:512,1024x4096:1024").split(",")
+ARM_NAMES = os.environ.get("ARMS", "adamw-bf16").split(",")
+ROUNDS = int(os.environ.get("ROUNDS", 3))
+
+
+def run_cell(cell: str, arm: str) -> list[dict]:
+    shape, bt = cell.split(":")
+    M, N = map(int, shape.split("x"))
+    rule, state_dtype, hp, _ = ARMS[arm]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    dy = torch.randn(int(bt), M, device="cuda", dtype=torch.bfloat16, generator=gen)
+    x = torch.randn(int(bt), N, device="cuda", dtype=torch.bfloat16, generator=gen)
+    w0 = (torch.randn(M, N, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+    tel = fm.StepTelemetry.zeros("cuda")
+
+    def fresh():
+        w = w0.clone()
+        state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
+        return w, state, state.prepare_step(state.rule.make_group(**hp))
+
+    def step(cfg, w, state, hyper):
+        return lambda: fm.fused_wgrad_step(dy, x, w, state, hyper, telemetry=tel, config=cfg)
+
+    reference = GLUON_REFERENCE
+    if os.environ.get("REFERENCE") == "winner":
+        probe = fresh()
+        step(None, *probe)()
+        reference = fm.ops.tuned_config(dy, probe[0], probe[1])
+    ARMS_AB = [reference, *[c for c in CANDIDATES if c != reference]]
+    bits = []
+    for cfg in ARMS_AB:
+        w, state, hyper = fresh()
+        for _ in range(2):
+            step(cfg, w, state, hyper)()
+        bits.append([w] + [s.data for s in state.slots if s is not None])
+    torch.cuda.synchronize()
+    same = [all(torch.equal(a, b) for a, b in zip(t, bits[0])) for t in bits]
+
+    probe_w, probe_state, _ = fresh()
+    sets = rotation_count(2 * probe_w.nbytes + 2 * probe_state.nbytes + dy.nbytes + x.nbytes)
+    timed = {n: [fresh() for _ in range(sets)] for n in range(len(ARMS_AB)) if same[n]}
+    times: dict[int, list[float]] = {n: [] for n in timed}
+    for r in range(ROUNDS):
+        for n in (list(timed) if r % 2 == 0 else list(timed)[::-1]):
+            times[n].append(time_graph([step(ARMS_AB[n], *arms) for arms in timed[n]], reps=30))
+    ref_ms = statistics.median(times[0])
+    rows = []
+    for n, cfg in enumerate(ARMS_AB):
+        ms = statistics.median(times[n]) if n in times else float("nan")
+        rows.append(dict(cell=cell, arm=arm, config=str(asdict(cfg)), reference=n == 0, bits_equal_reference=same[n],
+                         ms=ms, speedup=ref_ms / ms, rounds=times.get(n, [])))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> None:
+    os.environ.setdefault("FORGE_AUTOTUNE", "0")
+    rows = []
+    out = os.environ.get("OUT", ".")
+    for cell in CELLS:
+        for arm in ARM_NAMES:
+            rows += run_cell(cell, arm)
+            with open(os.path.join(out, "config_ab.csv"), "w", newline="") as f:  # rewritten per cell
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
