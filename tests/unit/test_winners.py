@@ -68,3 +68,32 @@ def test_forge_gluon_0_tunes_among_the_triton_configs_only(monkeypatch, tmp_path
     assert ops._select_config(dy, w, state, None, None, operands) == CONFIGS[-1]
     monkeypatch.setenv("FORGE_GLUON", "0")
     assert ops._select_config(dy, w, state, None, None, operands) == cfg
+
+
+def test_report_and_winners_take_the_swept_best_of_current_configs(tmp_path):
+    """A sweep beside the grid CSV: a faster current config replaces the grid's time in the
+    report (speedup and % of floor follow it); a removed config never counts, however fast."""
+    import csv
+    from dataclasses import asdict
+
+    from forge_mcore.bench.kernel import best_per_cell, write_report
+    from forge_mcore.kernels.configs import TileConfig
+
+    grid_cfg, coop = CONFIGS[0], next(c for c in CONFIGS if c.kernel == "gluon_coop")
+    removed = TileConfig(32, 64, 32, 4, 4, 2)  # in no list
+    grid = dict(shape="4096x4096", bt="4096", arm="adamw-bf16", forge_ms="0.30", baseline_ms="0.27",
+                cublas_ms="0.2", mainloop_ms="0.22", floor_ms="0.18", bytes_moved="1", pct_floor="60.0",
+                speedup="0.90", mainloop_eff="90.0", baseline_kind="adamw", config=str(asdict(grid_cfg)))
+    with open(tmp_path / "kernel.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(grid))
+        w.writeheader()
+        w.writerow(grid)
+    with open(tmp_path / "sweep.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["shape", "bt", "arm", "config", "forge_ms"])
+        w.writeheader()
+        w.writerow(dict(shape="4096x4096", bt="4096", arm="adamw-bf16", config=str(asdict(coop)), forge_ms="0.25"))
+        w.writerow(dict(shape="4096x4096", bt="4096", arm="adamw-bf16", config=str(asdict(removed)),
+                        forge_ms="0.01"))
+    assert best_per_cell(str(tmp_path / "kernel.csv")) == {("4096x4096", "4096", "adamw-bf16"): (0.25, coop)}
+    table = write_report(str(tmp_path / "kernel.csv"), str(tmp_path / "report"))
+    assert "| 4096x4096 | 4096 | adamw-bf16 | 0.2500 | gluon_coop | 0.2700 | 1.08x | 72.0% | 90.0% |" in table
