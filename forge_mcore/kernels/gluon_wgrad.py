@@ -507,7 +507,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            EPI_BUFFERS=cfg.epilogue_stages, ROW_BLOCKS=cfg.row_blocks, num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
+            EPI_BUFFERS=cfg.epilogue_stages, ROW_BLOCKS=cfg.row_blocks,
+            num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:

@@ -4,10 +4,11 @@
     -> one JSON line per cell and config, and $OUT/config_ab.csv
 
 The arms are a reference and every config in ``CANDIDATES``: the first ``gluon_ws`` config of
-``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed winner). Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the
-same weight and states from the same dY/X twice, and its bits must equal the reference's (else
-the row says so and the config is not timed: a faster kernel with other results is not
-faster). Then ROUNDS rounds time every config's graph-replayed step over rotating weight sets
+``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed
+winner). Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the same
+weight and states from the same dY/X twice, and its bits must equal the reference's (else the
+row says so and the config is not timed: a faster kernel with other results is not faster).
+Then ROUNDS rounds time every config's graph-replayed step over rotating weight sets
 (``bench.common.time_graph``), the order reversed each round (this host drifts); the median per
 config and its speedup over the reference.
 """
