@@ -401,3 +401,16 @@ def test_a_replay_is_bound_once_a_layout_comes_twice_in_a_row(monkeypatch):
     step(4, subclass, telemetry=tel)
     step(4, subclass, telemetry=tel)  # a tensor subclass has no layout to check: never bound
     assert binds == [False, False, True, True, False, False, False, False]
+
+
+def test_the_benchmarks_main_loop_reduces_the_gradient_and_writes_nothing_else():
+    """``wgrad_mainloop`` (the "epilogue compiled out" arm): each tile's sum lands in the sink,
+    so the sink is the gradient's sum; the weight only lends its shape."""
+    gen = torch.Generator().manual_seed(3)
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    w = torch.full((M, N), 7.0)
+    sink = torch.zeros(1)
+    ops.wgrad_mainloop(dy, x, w, sink=sink)
+    g = ops.reference_gradient(dy, x)
+    assert abs(sink.item() - g.sum().item()) <= 1e-5 * g.abs().sum().item()
+    assert torch.equal(w, torch.full((M, N), 7.0))
