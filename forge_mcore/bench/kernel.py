@@ -229,7 +229,7 @@ def write_report(csv_path: str, out_dir: str) -> str:
     """Markdown table + PNG (time vs BT per arm and shape, floor drawn) from a results CSV.
     Where a sweep beside it timed a faster config still in ``CONFIGS`` (what ``--winners``
     then commits), FORGE is that config's time, and speedup and % of floor follow it; the
-    main-loop efficiency stays the grid config's (its epilogue compiled out)."""
+    main-loop efficiency stays the grid's."""
     rows = list(csv.DictReader(open(csv_path)))
     best = best_per_cell(csv_path)
     for r in rows:
