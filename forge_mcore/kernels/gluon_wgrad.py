@@ -290,21 +290,16 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
     w_desc, s0_desc, s1_desc, s2_desc = tile_descs
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    BUFFERS: gl.constexpr = tile_bufs[0].type.shape[0] // 2
     epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                    + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
     for u in range(ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)):
         t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS)
-        # Unit u goes into buffer u % BUFFERS once unit u - BUFFERS, its last user, has stored
-        # it. The barriers are per consumer (unit u is consumer u % 2's): each completes once per
-        # unit of its consumer, in order, so no waiter is ever two phases behind.
-        # (the last user, unit u - BUFFERS, counted from u + 2 - BUFFERS >= 0: no negative index
-        # or parity where the wait is predicated off)
-        last = u + 2 - BUFFERS
-        mbarrier.wait(epi_empty.index(last % 2), (last // 2 + 1) & 1, pred=u >= BUFFERS)
-        mbarrier.expect(epi_ready.index(u % 2), epi_bytes)
-        _fetch_tile(tile_descs, tile_bufs, 2 * (u % BUFFERS), om, on, epi_ready.index(u % 2), HAS_S0, HAS_S1,
-                    HAS_S2)
+        # Unit u is consumer c's j-th: it goes into c's buffer once c has stored unit j - 1 from it.
+        c = u % 2
+        j = u // 2
+        mbarrier.wait(epi_empty.index(c), (j + 1) & 1, pred=j > 0)
+        mbarrier.expect(epi_ready.index(c), epi_bytes)
+        _fetch_tile(tile_descs, tile_bufs, 2 * c, om, on, epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -333,7 +328,6 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     STAGES: gl.constexpr = slab_ready.type.shape[0]
-    BUFFERS: gl.constexpr = tile_bufs[0].type.shape[0] // 2
     layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
     units = ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
@@ -368,16 +362,15 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
 
         finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-        e = u % BUFFERS
         mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
         if finite:
-            _rule_on_tile(acc_a, acc_b, 2 * e, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr, grad_scale_ptr,
+            _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr, grad_scale_ptr,
                           UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1,
                           NONNEG_S2)
         # A non-finite tile stores its buffers back unchanged (the same bits): every tile
         # stores the same count, which the buffer recycling below counts on.
         fence_async_shared()
-        _store_tile(tile_descs, tile_bufs, 2 * e, om, on, HAS_S0, HAS_S1, HAS_S2)
+        _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
         if ROW_BLOCKS == 1:
             _ws_release(epi_empty, CONSUMER)  # this wait runs beside the other consumer's main loop
     tma.store_wait(pendings=0)  # (cooperative: the last unit's stores, before the buffers go away)
@@ -391,8 +384,7 @@ def gluon_ws_fused_step_kernel(
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, EPI_BUFFERS: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-    num_warps: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -400,13 +392,12 @@ def gluon_ws_fused_step_kernel(
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # Launched with one program per SM (or fewer).
-    # num_warps: one consumer warpgroup's (two consumers); EPI_BUFFERS 2 (a tile buffer each
-    # consumer).
+    # num_warps: one consumer warpgroup's (two consumers, a tile buffer each).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    tile_bufs = _allocate_tiles(tile_descs, 2 * EPI_BUFFERS, HAS_S0, HAS_S1, HAS_S2)
+    tile_bufs = _allocate_tiles(tile_descs, 4, HAS_S0, HAS_S1, HAS_S2)  # two column halves per consumer
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
@@ -507,7 +498,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            EPI_BUFFERS=cfg.epilogue_stages, ROW_BLOCKS=cfg.row_blocks,
+            ROW_BLOCKS=cfg.row_blocks,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
