@@ -72,6 +72,16 @@ class TileConfig:
         counted once): the tile, or a consumer's 64-row half of a cooperative tile."""
         return self.block_m // self.row_blocks, self.block_n
 
+    def triton_geometry(self) -> TileConfig:
+        """The Triton kernel's config where this one's Gluon kernel does not apply: the same
+        guard tile, K chunk, ring depth and warps, so a step's results and skipped tiles do not
+        depend on which kernel ran it."""
+        if self.kernel == "triton":
+            return self
+        rows, cols = self.guard_tile
+        return TileConfig(rows, cols, self.block_k, self.group_m, self.num_warps, self.num_stages,
+                          split_n=self.split_n, epilogue_stages=self.epilogue_stages)
+
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
         return self.num_stages * self.block_k * (self.block_m + self.block_n) * elem_bytes

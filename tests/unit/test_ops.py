@@ -119,10 +119,13 @@ def _poison_one_element(dy, x, m0, n0, kind):
         dy[1, m0], x[1, n0] = -big, big  # inf + (-inf) = nan
 
 
-TILES = [TileConfig(32, 64, 16, 2, 1, 1), TileConfig(32, 128, 16, 2, 1, 1, split_n=2)]
+TILES = [TileConfig(32, 64, 16, 2, 1, 1), TileConfig(32, 128, 16, 2, 1, 1, split_n=2),
+         # where its Gluon kernel does not run (here: the interpreter), a cooperative config runs the
+         # Triton kernel on its guard tile, a 64-row half, as the Gluon kernel guards it
+         TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop")]
 
 
-@pytest.mark.parametrize("tile", TILES, ids=["32x64", "32x128-split"])
+@pytest.mark.parametrize("tile", TILES, ids=["32x64", "32x128-split", "coop"])
 @pytest.mark.parametrize("kind", ["inf", "nan"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind, tile):
@@ -134,8 +137,9 @@ def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind, tile)
     tel = fm.StepTelemetry.zeros("cpu")
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), telemetry=tel, backend=backend, config=tile)
     assert tel.nonfinite_tiles.item() == 1
-    r0, c0 = m0 // tile.block_m * tile.block_m, n0 // tile.block_n * tile.block_n
-    rows, cols = slice(r0, r0 + tile.block_m), slice(c0, c0 + tile.block_n)
+    bm, bn = tile.guard_tile
+    r0, c0 = m0 // bm * bm, n0 // bn * bn
+    rows, cols = slice(r0, r0 + bm), slice(c0, c0 + bn)
     in_tile = torch.zeros(M, N, dtype=torch.bool)
     in_tile[rows, cols] = True
     after = _snapshot(w, state)
@@ -144,7 +148,7 @@ def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind, tile)
         assert (new[~in_tile] != old[~in_tile]).all(), "a healthy tile was not updated"
     for s, old_slot in zip([s for s in state.slots if s is not None], _pairs(before[1:])):
         assert torch.equal(s.data[rows, cols].view(torch.uint8), old_slot[0][rows, cols].view(torch.uint8))
-        blocks = slice(c0 // 64, (c0 + tile.block_n) // 64)
+        blocks = slice(c0 // 64, (c0 + bn) // 64)
         assert torch.equal(s.scale[rows, blocks], old_slot[1][rows, blocks]), "the poisoned tile's scales changed"
     g_ref = ops.reference_gradient(dy, x)
     g_ref[rows, cols] = 0
