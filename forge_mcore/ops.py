@@ -445,7 +445,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
             launch_counts["gluon"] += 1
             return gluon_wgrad.launch(cfg, dy_, x, o.weight, state, o.states, hyper, o.sumsq, o.nonfinite,
                                       grad_scale, o.cache, bind=bind)
-        cfg = cfg.triton_geometry()
+        cfg = cfg.triton_geometry
         tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
         tile_args, raw_args = tiles.persistent_args(o)
         args = (  # positions in _STABLE_ARGS: the weight's own objects, the same at every step

@@ -8,6 +8,7 @@ pipeline depth and K chunk vary with BT). Every candidate is a whole number of
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 CODEC_BLOCK = 64
@@ -41,8 +42,8 @@ class TileConfig:
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
     # other's GEMM, with a tile buffer each (epilogue_stages 2). "gluon_coop": the same kernel
     # with both consumers on one 128-row tile, a 64-row half and a tile buffer each. Where
-    # ``gluon_wgrad.applies``; elsewhere the Triton kernel with this geometry. num_stages is
-    # then the slab ring's depth.
+    # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
+    # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
 
     def __post_init__(self) -> None:
@@ -72,6 +73,7 @@ class TileConfig:
         counted once): the tile, or a consumer's 64-row half of a cooperative tile."""
         return self.block_m // self.row_blocks, self.block_n
 
+    @functools.cached_property  # (read at every full launch; the fields are frozen)
     def triton_geometry(self) -> TileConfig:
         """The Triton kernel's config where this one's Gluon kernel does not apply: the same
         guard tile, K chunk, ring depth and warps, so a step's results and skipped tiles do not
@@ -127,8 +129,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS).
-# None at the moment.
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -138,7 +139,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (slower than 5-deep in every cell); one tile buffer shared by the ping-pong consumers, which
 # left room for a six- or seven-deep ring (session 10: 0.81-1.06x, the next tile's loads wait
 # for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
-# (session 10: 0.87-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four).
+# (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
