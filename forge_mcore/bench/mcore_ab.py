@@ -89,6 +89,7 @@ import statistics
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -106,6 +107,7 @@ from megatron.core.transformer.module import Float16Module
 from megatron.core.transformer.moe.router import TopKRouter
 from megatron.core.transformer.transformer_config import TransformerConfig
 
+from forge_mcore import ops
 from forge_mcore.bench.common import environment, write_json
 from forge_mcore.tensor_parallel import (
     ForgeMegatronConfig,
@@ -601,6 +603,7 @@ def cell_memory(ctx: Context) -> list[dict]:
         config = transformer_config(shape, recipe, tp=2, cpu=ctx.cpu)
         measured, arms = {}, []
         fused_grad_bytes = 0
+        tuned_before = set(ops.tuned_configs())
         for forge in (False, True):
             # what is allocated before the arm exists (earlier cells; for FORGE, the stock arm, kept
             # alive for the timing below): each peak is counted above it
@@ -615,6 +618,9 @@ def cell_memory(ctx: Context) -> list[dict]:
             arms.append(arm)
         for name, timing in _time_interleaved(arms, shape, ctx).items():
             measured[name].update(timing)
+        # which kernel ran each fused shape (the persistent Gluon grid holds every SM, the Triton
+        # grid does not: the step time depends on it); the tuner picks once per shape key
+        kernels = Counter(cfg.kernel for key, cfg in ops.tuned_configs().items() if key not in tuned_before)
         free(*arms)
         stock, forge = measured["stock"], measured["forge"]
         layout = f"TP=2 mbs={shape.micro_batch} seq={shape.seq}"
@@ -636,6 +642,9 @@ def cell_memory(ctx: Context) -> list[dict]:
         rows.append(dict(cell="memory", recipe=recipe_name, layout=layout, metric="step ms stock/FORGE",
                          value=f"{stock['step_ms']:.1f}/{forge['step_ms']:.1f}", gate=STEP_TIME_GATE,
                          passed=ratio <= STEP_TIME_GATE if not ctx.cpu else None, ratio=ratio))
+        rows.append(dict(cell="memory", recipe=recipe_name, layout=layout, metric="FORGE kernels (shape keys)",
+                         value=" ".join(f"{k}:{n}" for k, n in sorted(kernels.items())) or "torch backend",
+                         gate=None, passed=None, forge_gluon=ops.gluon_enabled()))
     return rows
 
 
