@@ -226,13 +226,31 @@ def wgrad_mainloop(
     sink: torch.Tensor,
     allow_tf32: bool = False,
     config: TileConfig | None = None,
+    state: ForgeParamState | None = None,
 ) -> None:
     """The fused kernel's main loop alone, each tile reduced into ``sink`` (1-element
-    fp32): the "epilogue compiled out" arm of the benchmarks. ``weight`` only
-    supplies the shape; nothing is written but ``sink``."""
+    fp32): the "epilogue compiled out" arm of the benchmarks. Nothing is written but ``sink``.
+
+    With ``config`` and ``state`` (``weight``'s own), the kernel the step would run with that
+    config: the Gluon kernel where it applies (the step's shared-memory plan, its epilogue
+    compiled out), else the Triton kernel on the config's Triton geometry. With ``config``
+    alone, the Triton kernel; with neither, a Triton config tuned for the main loop alone.
+    Without ``state``, ``weight`` only supplies the shape."""
     dy, x = _check_operands(grad_output, input, tuple(weight.shape))
     if weight.device.type != "cuda" and not interpreter_active():
-        raise ValueError("wgrad_mainloop runs the Triton kernel: use CUDA tensors or TRITON_INTERPRET=1")
+        raise ValueError("wgrad_mainloop runs the fused kernel: use CUDA tensors or TRITON_INTERPRET=1")
+    if state is not None and any(s is not None and s.data.shape != weight.shape for s in state.slots):
+        raise ValueError(f"wgrad_mainloop: state's slots are not {tuple(weight.shape)}: pass weight's own state")
+    if config is not None and state is not None and not interpreter_active() and gluon_enabled():
+        from .kernels import gluon_wgrad
+
+        states = [(s.data, s.scale) if s is not None else None for s in state.slots]
+        slab_tma, tile_tma = _tma_eligible(dy, x, _Operands(weight, state.master, states, None, sink, sink))
+        if gluon_wgrad.applies(config, state, dy, None, slab_tma, tile_tma):
+            launch_counts["gluon"] += 1
+            gluon_wgrad.launch(config, dy, x, weight, state, states, sink, sink, sink, None, None,
+                               mainloop_only=True)
+            return
     _launch_triton(dy, x, weight, None, None, StepTelemetry(sink, sink), None, None, allow_tf32, config,
                    mainloop_only=True)
 

@@ -11,7 +11,7 @@ Per cell (weight shape x BT x arm), all in one process so ratios are fair:
 * ``baseline``  ``torch.mm(dY^T, X)`` into a gradient + torch's fused optimizer
                 (AdamW / SGD fused=True, capturable; Lion: torch.compile'd, no torch twin);
 * ``cublas``    the wgrad GEMM alone;
-* ``mainloop``  the fused kernel with its epilogue compiled out.
+* ``mainloop``  the FORGE arm's kernel and tile config with its epilogue compiled out.
 
 floor = max(bytes / copy ceiling, FLOPs / cuBLAS bf16 ceiling), bytes = weight
 and every state tensor read and written once + dY and X read once; % of floor
@@ -131,11 +131,13 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
             ms = time_graph([lambda w=w, s=s, h=h, c=cfg: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=c)
                              for w, s, h in zip(weights, states, hypers)], reps=reps)
             sweep.append(dict(shape=shape, bt=bt, arm=arm, config=str(asdict(cfg)), forge_ms=ms))
+    # the main loop of the FORGE arm's own kernel and config, its epilogue compiled out
+    sink, w, state = torch.zeros(1, device=dev), weights[0], states[0]
     del weights, states, hypers
-
-    sink = torch.zeros(1, device=dev)
-    ops.wgrad_mainloop(dy, x, w0, sink=sink)
-    mainloop_ms = time_graph(lambda: ops.wgrad_mainloop(dy, x, w0, sink=sink), reps=reps)
+    ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=state)
+    mainloop_ms = time_graph(lambda w=w, s=state: ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=s),
+                             reps=reps)
+    del w, state
 
     grad = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
     cublas_ms = time_graph(lambda: torch.mm(dy.t(), x, out=grad), reps=reps)

@@ -284,7 +284,15 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 
 @gluon.jit
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr):
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
+                      MAINLOOP_ONLY: gl.constexpr):
+    if not MAINLOOP_ONLY:
+        _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)
+
+
+@gluon.jit
+def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     w_desc, s0_desc, s1_desc, s2_desc = tile_descs
@@ -316,7 +324,8 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
                  INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-                 ROW_BLOCKS: gl.constexpr, CONSUMER: gl.constexpr, num_warps: gl.constexpr):
+                 ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, CONSUMER: gl.constexpr,
+                 num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... In ping-pong (ROW_BLOCKS 1) their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative (2), both run the same
@@ -353,7 +362,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
             if ROW_BLOCKS == 2:
                 # cooperative: the previous unit's stores drained behind this unit's first wgmma
-                if k == 0 and j > 0:
+                if k == 0 and j > 0 and not MAINLOOP_ONLY:
                     _ws_release(epi_empty, CONSUMER)
             step += 1
         if ROW_BLOCKS == 1:
@@ -361,18 +370,23 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
 
-        finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-        mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
-        if finite:
-            _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr, grad_scale_ptr,
-                          UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1,
-                          NONNEG_S2)
-        # A non-finite tile stores its buffers back unchanged (the same bits): every tile
-        # stores the same count, which the buffer recycling below counts on.
-        fence_async_shared()
-        _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
-        if ROW_BLOCKS == 1:
-            _ws_release(epi_empty, CONSUMER)  # this wait runs beside the other consumer's main loop
+        if MAINLOOP_ONLY:
+            # the benchmark's "epilogue compiled out" arm: the tile reduced to one atomic, as in
+            # the Triton kernel's MODE_MAINLOOP
+            gl.atomic_add(sumsq_ptr, gl.sum(gl.sum(acc_a + acc_b, axis=1), axis=0), sem=TELEMETRY_SEM)
+        else:
+            finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
+            mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
+            if finite:
+                _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr,
+                              grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
+                              NONNEG_S0, NONNEG_S1, NONNEG_S2)
+            # A non-finite tile stores its buffers back unchanged (the same bits): every tile
+            # stores the same count, which the buffer recycling below counts on.
+            fence_async_shared()
+            _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
+            if ROW_BLOCKS == 1:
+                _ws_release(epi_empty, CONSUMER)  # this wait runs beside the other consumer's main loop
     tma.store_wait(pendings=0)  # (cooperative: the last unit's stores, before the buffers go away)
 
 
@@ -384,7 +398,8 @@ def gluon_ws_fused_step_kernel(
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, num_warps: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -393,6 +408,8 @@ def gluon_ws_fused_step_kernel(
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers, a tile buffer each).
+    # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
+    # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -419,12 +436,13 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, 0, num_warps)),
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, 1, num_warps)),
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
-        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
+        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
+                             MAINLOOP_ONLY)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
@@ -463,7 +481,7 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
 
 
 def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scale, cache: dict | None,
-           bind: bool = False):
+           bind: bool = False, mainloop_only: bool = False):
     """The fused step of ``weight`` (``state``: its ``ForgeParamState``; ``states``: the
     (codes, scales or None) pairs of its slots, None where a slot is empty) through
     ``gluon_ws_fused_step_kernel`` (one program per SM at most) with ``cfg``'s geometry,
@@ -473,7 +491,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     after the first launch of a specialization). With a ``cache`` (the weight's launch cache) the
     weight's and states' descriptors and the launch plan are kept there, and with ``bind`` the
     launch comes back bound for ``ops``' replay (dY, X and the grad scale swapped in per call),
-    else None."""
+    else None. ``mainloop_only``: the kernel with its epilogue compiled out, each tile's sum into
+    ``sumsq``; nothing else is written (``ops.wgrad_mainloop``)."""
     M, N = weight.shape
     half = cfg.block_n // 2
     rows = cfg.block_m // cfg.row_blocks  # one consumer's rows
@@ -487,7 +506,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
     grid = (min(tiles_total, _sm_count(weight.device.index)),)
     launcher = _launcher()
-    plan_key = ("gluon plan", cfg, grad_scale is not None)
+    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
         slots = state.slots
@@ -498,7 +517,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            ROW_BLOCKS=cfg.row_blocks,
+            ROW_BLOCKS=cfg.row_blocks, MAINLOOP_ONLY=mainloop_only,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())

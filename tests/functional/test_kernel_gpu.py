@@ -146,6 +146,31 @@ def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config):
     torch.testing.assert_close(tel.sumsq, ref_tel.sumsq, rtol=1e-4, atol=0)
 
 
+@pytest.mark.parametrize("config", GLUON, ids=_config_id)
+@pytest.mark.parametrize("codec", ["bf16", "int8"])
+def test_main_loop_only_reduces_the_gradient_through_the_configs_own_kernel(config, codec):
+    """The benchmark's main-loop arm with a Gluon config and the weight's state runs the Gluon
+    kernel with its epilogue compiled out (where the step would run it): the sink is the
+    gradient's sum, the weight and state keep their bits."""
+    torch.manual_seed(0)
+    for M, N, K in GLUON_SHAPES:
+        w = (torch.randn(M, N, device="cuda") * 0.1).bfloat16()
+        state = fm.ForgeParamState.create(w, "adamw", {}, codec, "bf16")
+        state.slots[0].data.copy_(torch.randint_like(state.slots[0].data, 0, 100))
+        saved = [t.clone() for t in (w, *(s.data for s in state.slots if s is not None))]
+        dy = torch.randn(K, M, device="cuda").bfloat16()
+        x = torch.randn(K, N, device="cuda").bfloat16()
+        expected = gluon_wgrad.applies(config, state, dy, None, True, True)
+        sink = torch.zeros(1, device="cuda")
+        before = fm.ops.launch_counts["gluon"]
+        fm.ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=state)
+        assert fm.ops.launch_counts["gluon"] - before == expected
+        g = dy.float().t() @ x.float()
+        assert abs(sink.item() - g.sum().item()) <= 1e-4 * g.abs().sum().item()
+        for before_t, after_t in zip(saved, (w, *(s.data for s in state.slots if s is not None))):
+            assert torch.equal(before_t, after_t)
+
+
 @pytest.mark.parametrize("config", CONFIGS + CANDIDATES, ids=_config_id)
 @pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16"), ("fp32", "fp32_master")])
 def test_every_tile_config(config, codec, store):

@@ -418,3 +418,24 @@ def test_the_benchmarks_main_loop_reduces_the_gradient_and_writes_nothing_else()
     g = ops.reference_gradient(dy, x)
     assert abs(sink.item() - g.sum().item()) <= 1e-5 * g.abs().sum().item()
     assert torch.equal(w, torch.full((M, N), 7.0))
+
+
+def test_the_main_loop_of_a_configs_own_kernel_takes_the_weights_state():
+    """With a config and the weight's state (the benchmark's FORGE arm), the main loop runs on
+    the config's geometry (here the interpreter's Triton kernel on a Gluon config's guard tile)
+    and reduces the same gradient; a state of another shape is refused before any launch."""
+    from forge_mcore.kernels.configs import CONFIGS
+
+    gen = torch.Generator().manual_seed(4)
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    w = torch.full((M, N), 7.0)
+    state = fm.ForgeParamState.create(w, "adamw", {}, "fp32", "fp32")
+    coop = next(c for c in CONFIGS if c.kernel == "gluon_coop")
+    sink = torch.zeros(1)
+    ops.wgrad_mainloop(dy, x, w, sink=sink, config=coop, state=state)
+    g = ops.reference_gradient(dy, x)
+    assert abs(sink.item() - g.sum().item()) <= 1e-5 * g.abs().sum().item()
+    assert torch.equal(w, torch.full((M, N), 7.0)) and not state.slots[0].data.any()
+    other = fm.ForgeParamState.create(torch.zeros(M + 1, N), "adamw", {}, "fp32", "fp32")
+    with pytest.raises(ValueError, match="pass weight's own state"):
+        ops.wgrad_mainloop(dy, x, w, sink=torch.zeros(1), config=coop, state=other)
