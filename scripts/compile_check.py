@@ -155,7 +155,7 @@ def main() -> None:
                             failures += 1
                             print(f"FAIL  {label}: {str(exc).splitlines()[-1][:300]}", flush=True)
                         if args.gluon and gluon_wgrad.applies(cfg, state, dy, None, True, True):
-                            failures += _compile_gluon_mainloop(cfg, dy, x, w, state, label)
+                            failures += _compile_gluon_variants(cfg, dy, x, w, state, label)
             if args.gluon:
                 continue
             buf = torch.zeros(256, 512)
@@ -171,17 +171,22 @@ def main() -> None:
     sys.exit(1 if failures else 0)
 
 
-def _compile_gluon_mainloop(cfg, dy, x, w, state, label) -> int:
-    """The Gluon config's main-loop-only variant (``ops.wgrad_mainloop``, the benchmark's arm)."""
+def _compile_gluon_variants(cfg, dy, x, w, state, label) -> int:
+    """The Gluon config's main-loop-only variant (``ops.wgrad_mainloop``, the benchmark's arm) and
+    its traced step (``scripts/device/gluon_timeline.py``)."""
     sink = torch.zeros(1)
     states = [(s.data, s.scale) if s is not None else None for s in state.slots]
-    try:
-        gluon_wgrad.launch(cfg, dy, x, w, state, states, sink, sink, sink, None, None, mainloop_only=True)
-        print(f"ok    {label} mainloop: {results[-1]}", flush=True)
-        return 0
-    except Exception as exc:
-        print(f"FAIL  {label} mainloop: {str(exc).splitlines()[-1][:300]}", flush=True)
-        return 1
+    hyper = state.prepare_step(state.rule.make_group())
+    trace = torch.zeros(132, 2, 4, len(gluon_wgrad.TRACE_PHASE_NAMES), dtype=torch.int64)
+    failures = 0
+    for name, kwargs in (("mainloop", dict(mainloop_only=True)), ("traced", dict(trace=trace))):
+        try:
+            gluon_wgrad.launch(cfg, dy, x, w, state, states, hyper, sink, sink, None, None, **kwargs)
+            print(f"ok    {label} {name}: {results[-1]}", flush=True)
+        except Exception as exc:
+            failures += 1
+            print(f"FAIL  {label} {name}: {str(exc).splitlines()[-1][:300]}", flush=True)
+    return failures
 
 
 def _compile_cross_entropy() -> int:

@@ -235,6 +235,22 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper_ptr, grad_
 # Consumer c takes units c, c + 2, ... in both; a unit's buffer is its consumer's.
 
 
+# Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
+# its first TRACE_TILES units into trace_ptr[program, consumer, unit, phase]
+# (scripts/device/gluon_timeline.py reads them).
+TRACE_PHASE_NAMES = ("turn", "main loop", "main loop done", "tile ready", "stores issued", "released")
+TRACE_PHASES = gl.constexpr(len(TRACE_PHASE_NAMES))
+
+
+@gluon.jit
+def _stamp(trace_ptr, j, PHASE: gl.constexpr, CONSUMER: gl.constexpr, TRACE_TILES: gl.constexpr):
+    if TRACE_TILES > 0:
+        if j < TRACE_TILES:
+            now = gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=gl.int64, is_pure=False,
+                                            pack=1)
+            gl.store(trace_ptr + ((gl.program_id(0) * 2 + CONSUMER) * TRACE_TILES + j) * TRACE_PHASES + PHASE, now)
+
+
 # Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
 # warpgroups and two one-warp producers, 320 threads share the SM's 64 K registers.
 WS_CONSUMER_REGS = gl.constexpr(232)
@@ -324,8 +340,8 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
                  INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-                 ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, CONSUMER: gl.constexpr,
-                 num_warps: gl.constexpr):
+                 ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr,
+                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... In ping-pong (ROW_BLOCKS 1) their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative (2), both run the same
@@ -343,6 +359,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     for j in range(gl.cdiv(units - CONSUMER, 2)):
         u = 2 * j + CONSUMER
         t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS)
+        _stamp(trace_ptr, j, 0, CONSUMER, TRACE_TILES)
         if ROW_BLOCKS == 1:
             # the other consumer has waited for every slab before this tile's (a ring slot's
             # barrier is then never more than one phase ahead of its waiter)
@@ -350,6 +367,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                 mbarrier.wait(order.index(0), j & 1)
             else:
                 mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
+        _stamp(trace_ptr, j, 1, CONSUMER, TRACE_TILES)
         acc_a = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
         acc_b = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
         step = t * num_k
@@ -369,6 +387,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             mbarrier.arrive(order.index(CONSUMER), count=1)
         acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
+        _stamp(trace_ptr, j, 2, CONSUMER, TRACE_TILES)
 
         if MAINLOOP_ONLY:
             # the benchmark's "epilogue compiled out" arm: the tile reduced to one atomic, as in
@@ -377,6 +396,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         else:
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
             mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
+            _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             if finite:
                 _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr,
                               grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
@@ -385,8 +405,10 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             # stores the same count, which the buffer recycling below counts on.
             fence_async_shared()
             _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
+            _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
             if ROW_BLOCKS == 1:
                 _ws_release(epi_empty, CONSUMER)  # this wait runs beside the other consumer's main loop
+                _stamp(trace_ptr, j, 5, CONSUMER, TRACE_TILES)
     tma.store_wait(pendings=0)  # (cooperative: the last unit's stores, before the buffers go away)
 
 
@@ -394,12 +416,12 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
 def gluon_ws_fused_step_kernel(
     dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-    M, N, K, s0_scale, s1_scale, s2_scale, NB,
+    M, N, K, s0_scale, s1_scale, s2_scale, NB, trace_ptr,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-    num_warps: gl.constexpr,
+    TRACE_TILES: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -410,6 +432,7 @@ def gluon_ws_fused_step_kernel(
     # num_warps: one consumer warpgroup's (two consumers, a tile buffer each).
     # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
+    # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -436,10 +459,12 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, 0, num_warps)),
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, trace_ptr, TRACE_TILES,
+                        0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, 1, num_warps)),
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, trace_ptr, TRACE_TILES,
+                        1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                              MAINLOOP_ONLY)),
@@ -481,7 +506,7 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
 
 
 def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scale, cache: dict | None,
-           bind: bool = False, mainloop_only: bool = False):
+           bind: bool = False, mainloop_only: bool = False, trace: torch.Tensor | None = None):
     """The fused step of ``weight`` (``state``: its ``ForgeParamState``; ``states``: the
     (codes, scales or None) pairs of its slots, None where a slot is empty) through
     ``gluon_ws_fused_step_kernel`` (one program per SM at most) with ``cfg``'s geometry,
@@ -492,7 +517,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     weight's and states' descriptors and the launch plan are kept there, and with ``bind`` the
     launch comes back bound for ``ops``' replay (dY, X and the grad scale swapped in per call),
     else None. ``mainloop_only``: the kernel with its epilogue compiled out, each tile's sum into
-    ``sumsq``; nothing else is written (``ops.wgrad_mainloop``)."""
+    ``sumsq``; nothing else is written (``ops.wgrad_mainloop``). ``trace``: an int64 tensor of
+    [programs, 2, tiles, len(TRACE_PHASE_NAMES)] that the consumers stamp (``_stamp``; diagnostics)."""
     M, N = weight.shape
     half = cfg.block_n // 2
     rows = cfg.block_m // cfg.row_blocks  # one consumer's rows
@@ -506,7 +532,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
     grid = (min(tiles_total, _sm_count(weight.device.index)),)
     launcher = _launcher()
-    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only)
+    trace_tiles = trace.shape[2] if trace is not None else 0
+    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
         slots = state.slots
@@ -517,7 +544,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            ROW_BLOCKS=cfg.row_blocks, MAINLOOP_ONLY=mainloop_only,
+            ROW_BLOCKS=cfg.row_blocks, MAINLOOP_ONLY=mainloop_only, TRACE_TILES=trace_tiles,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
@@ -526,7 +553,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read
     args = (_descriptor(dy, [cfg.block_k, rows]), _descriptor(x, [cfg.block_k, half]), *tiles,
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
-            *scales, state.codec.scale_blocks(N))
+            *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq)
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
 

@@ -171,6 +171,40 @@ def test_main_loop_only_reduces_the_gradient_through_the_configs_own_kernel(conf
             assert torch.equal(before_t, after_t)
 
 
+@pytest.mark.parametrize("config", GLUON, ids=_config_id)
+def test_traced_gluon_step_equals_the_untraced_one_and_stamps_every_unit(config):
+    """The phase stamps (``bench/timeline``) change no bit of the step, and every unit a consumer
+    ran has its stamps in phase order."""
+    torch.manual_seed(0)
+    M, N, K = 4096, 4096, 512
+    w = (torch.randn(M, N, device="cuda") * 0.1).bfloat16()
+    traced_w = w.clone()
+    rule = "adamw"
+    if not gluon_wgrad.applies(config, fm.ForgeParamState.create(w, rule, {}, "bf16", "bf16"),
+                               torch.empty(1, dtype=torch.bfloat16), None, True, True):
+        rule = "lion"
+    state, traced = (fm.ForgeParamState.create(t, rule, {}, "bf16", "bf16") for t in (w, traced_w))
+    group = state.rule.make_group(lr=1e-2, weight_decay=0.01)
+    dy = torch.randn(K, M, device="cuda").bfloat16()
+    x = torch.randn(K, N, device="cuda").bfloat16()
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(group), config=config)
+    tiles = (M // config.block_m) * (N // config.block_n)
+    programs = min(tiles, torch.cuda.get_device_properties(0).multi_processor_count)
+    trace = torch.zeros(programs, 2, -(-config.row_blocks * -(-tiles // programs) // 2),
+                        len(gluon_wgrad.TRACE_PHASE_NAMES), dtype=torch.int64, device="cuda")
+    tel = fm.StepTelemetry.zeros("cuda")
+    gluon_wgrad.launch(config, dy, x, traced_w, traced, [(s.data, s.scale) if s is not None else None
+                                                          for s in traced.slots],
+                       traced.prepare_step(group), tel.sumsq, tel.nonfinite_tiles, None, None, trace=trace)
+    assert torch.equal(w, traced_w)
+    for a, b in zip(state.slots, traced.slots):
+        assert (a is None) == (b is None) and (a is None or torch.equal(a.data, b.data))
+    ran = trace[..., 0] > 0
+    assert int(ran.sum()) == config.row_blocks * tiles  # every unit, once
+    stamps = trace[ran][:, :5]  # (the cooperative schedule has no release stamp)
+    assert bool((stamps[:, 1:] >= stamps[:, :-1]).all())
+
+
 @pytest.mark.parametrize("config", CONFIGS + CANDIDATES, ids=_config_id)
 @pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp8", "bf16"), ("fp32", "fp32_master")])
 def test_every_tile_config(config, codec, store):
