@@ -177,7 +177,7 @@ def _compile_gluon_variants(cfg, dy, x, w, state, label) -> int:
     sink = torch.zeros(1)
     states = [(s.data, s.scale) if s is not None else None for s in state.slots]
     hyper = state.prepare_step(state.rule.make_group())
-    trace = torch.zeros(132, 2, 4, len(gluon_wgrad.TRACE_PHASE_NAMES), dtype=torch.int64)
+    trace = gluon_wgrad.trace_buffer(cfg, *w.shape, w.device)
     failures = 0
     for name, kwargs in (("mainloop", dict(mainloop_only=True)), ("traced", dict(trace=trace))):
         try:

@@ -55,10 +55,7 @@ def summarize(trace: torch.Tensor) -> dict:
     for p in range(trace.shape[0]):
         if not ran[p].any():
             continue
-        stamps = trace[p][ran[p]]
-        first = stamps[:, TURN].min()
-        last = torch.maximum(stamps[:, STORES_ISSUED], torch.where(stamps[:, RELEASED] > 0, stamps[:, RELEASED],
-                                                                  stamps[:, STORES_ISSUED])).max()
+        first, last = trace[p][ran[p]][:, TURN].min(), released[p][ran[p]].max()
         loops = [trace[p, c][ran[p, c]][:, [MAIN_LOOP, MAIN_LOOP_DONE]] for c in (0, 1)]
         epilogues = [torch.stack([trace[p, c][ran[p, c]][:, TILE_READY], released[p, c][ran[p, c]]], dim=1)
                      for c in (0, 1)]
@@ -100,11 +97,7 @@ def run_cell(shape: str, bt: int, arm: str, reps: int) -> dict:
     states = [(s.data, s.scale) if s is not None else None for s in state.slots]
     if cfg is None or not gluon_wgrad.applies(cfg, state, dy, None, True, True):
         return dict(shape=shape, bt=bt, arm=arm, config=str(cfg), skipped="the committed config is not a Gluon one")
-    tiles = -(-M // cfg.block_m) * -(-N // cfg.block_n)
-    programs = min(tiles, torch.cuda.get_device_properties(0).multi_processor_count)  # as gluon_wgrad.launch
-    units_per_consumer = -(-cfg.row_blocks * -(-tiles // programs) // 2)
-    trace = torch.zeros(programs, 2, units_per_consumer, len(gluon_wgrad.TRACE_PHASE_NAMES), dtype=torch.int64,
-                        device="cuda")
+    trace = gluon_wgrad.trace_buffer(cfg, M, N, w.device)
 
     def step(traced: bool) -> None:
         gluon_wgrad.launch(cfg, dy, x, w, state, states, hyper, tel.sumsq, tel.nonfinite_tiles, None, None,

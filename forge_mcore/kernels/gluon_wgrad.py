@@ -529,8 +529,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
         tiles = (w_desc, *[_descriptor(p[0], [rows, half]) if p is not None else w_desc for p in states])
         if cache is not None:
             cache[key] = tiles
-    tiles_total = -(-M // cfg.block_m) * -(-N // cfg.block_n)
-    grid = (min(tiles_total, _sm_count(weight.device.index)),)
+    grid = (_programs(cfg, M, N, weight.device.index),)
     launcher = _launcher()
     trace_tiles = trace.shape[2] if trace is not None else 0
     plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles)
@@ -556,6 +555,20 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq)
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
+
+
+def _programs(cfg, M: int, N: int, device_index: int) -> int:
+    """One program per SM, or per tile where there are fewer tiles."""
+    return min(-(-M // cfg.block_m) * -(-N // cfg.block_n), _sm_count(device_index))
+
+
+def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
+    """A zeroed ``trace`` for ``launch`` of an M x N weight with ``cfg``: [programs, consumers,
+    units per consumer, phases] int64."""
+    programs = _programs(cfg, M, N, device.index)
+    tiles_per_program = -(-(-(-M // cfg.block_m) * -(-N // cfg.block_n)) // programs)
+    units_per_consumer = -(-cfg.row_blocks * tiles_per_program // 2)
+    return torch.zeros(programs, 2, units_per_consumer, len(TRACE_PHASE_NAMES), dtype=torch.int64, device=device)
 
 
 # Launch arguments that are the weight's own objects at every step (its weight/state tiles,

@@ -188,10 +188,7 @@ def test_traced_gluon_step_equals_the_untraced_one_and_stamps_every_unit(config)
     dy = torch.randn(K, M, device="cuda").bfloat16()
     x = torch.randn(K, N, device="cuda").bfloat16()
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(group), config=config)
-    tiles = (M // config.block_m) * (N // config.block_n)
-    programs = min(tiles, torch.cuda.get_device_properties(0).multi_processor_count)
-    trace = torch.zeros(programs, 2, -(-config.row_blocks * -(-tiles // programs) // 2),
-                        len(gluon_wgrad.TRACE_PHASE_NAMES), dtype=torch.int64, device="cuda")
+    trace = gluon_wgrad.trace_buffer(config, M, N, w.device)
     tel = fm.StepTelemetry.zeros("cuda")
     gluon_wgrad.launch(config, dy, x, traced_w, traced, [(s.data, s.scale) if s is not None else None
                                                           for s in traced.slots],
@@ -200,7 +197,7 @@ def test_traced_gluon_step_equals_the_untraced_one_and_stamps_every_unit(config)
     for a, b in zip(state.slots, traced.slots):
         assert (a is None) == (b is None) and (a is None or torch.equal(a.data, b.data))
     ran = trace[..., 0] > 0
-    assert int(ran.sum()) == config.row_blocks * tiles  # every unit, once
+    assert int(ran.sum()) == config.row_blocks * (M // config.block_m) * (N // config.block_n)  # every unit, once
     stamps = trace[ran][:, :5]  # (the cooperative schedule has no release stamp)
     assert bool((stamps[:, 1:] >= stamps[:, :-1]).all())
 
