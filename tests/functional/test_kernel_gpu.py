@@ -106,24 +106,30 @@ def test_gluon_kernel_every_rule(case, codec, config):
     assert fm.ops.launch_counts["gluon"] - before == 4 * expected * len(shapes)
 
 
-@pytest.mark.parametrize("config", GLUON, ids=_config_id)
-def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config):
-    """Against the Triton kernel with the same guard tile (a cooperative tile's is a consumer's
-    64-row half): a NaN in one guard tile's gradient leaves its weight and state untouched and
-    counted; every other tile steps with the grad scale. AdamW, or Lion (one state) where
-    AdamW's tile buffers do not fit beside the config's ring."""
+def _twin_gluon_steps(config: TileConfig, M: int, N: int, K: int):
+    """Two equal bf16 weights with their states ((weight, state) twice), a group, dY and X: AdamW,
+    or Lion (one state) where AdamW's tile buffers do not fit beside the config's ring."""
     torch.manual_seed(0)
-    M, N, K = 1000, 776, 333
     w = (torch.randn(M, N, device="cuda") * 0.1).bfloat16()
-    w0, ref_w = w.clone(), w.clone()
     rule = "adamw"
     if not gluon_wgrad.applies(config, fm.ForgeParamState.create(w, rule, {}, "bf16", "bf16"),
                                torch.empty(1, dtype=torch.bfloat16), None, True, True):
         rule = "lion"
-    state, ref = (fm.ForgeParamState.create(t, rule, {}, "bf16", "bf16") for t in (w, ref_w))
-    group = state.rule.make_group(lr=1e-2, weight_decay=0.01)
+    twins = [(t, fm.ForgeParamState.create(t, rule, {}, "bf16", "bf16")) for t in (w, w.clone())]
+    group = twins[0][1].rule.make_group(lr=1e-2, weight_decay=0.01)
     dy = torch.randn(K, M, device="cuda").bfloat16()
     x = torch.randn(K, N, device="cuda").bfloat16()
+    return twins[0], twins[1], group, dy, x
+
+
+@pytest.mark.parametrize("config", GLUON, ids=_config_id)
+def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config):
+    """Against the Triton kernel with the same guard tile (a cooperative tile's is a consumer's
+    64-row half): a NaN in one guard tile's gradient leaves its weight and state untouched and
+    counted; every other tile steps with the grad scale."""
+    M, N, K = 1000, 776, 333
+    (w, state), (ref_w, ref), group, dy, x = _twin_gluon_steps(config, M, N, K)
+    w0 = w.clone()
     dy[5, 70] = float("nan")  # row 70: the second 64-row tile, every column tile of it
     scale = torch.full((1,), 0.25, device="cuda")
     tel, ref_tel = fm.StepTelemetry.zeros("cuda"), fm.StepTelemetry.zeros("cuda")
@@ -175,18 +181,8 @@ def test_main_loop_only_reduces_the_gradient_through_the_configs_own_kernel(conf
 def test_traced_gluon_step_equals_the_untraced_one_and_stamps_every_unit(config):
     """The phase stamps (``bench/timeline``) change no bit of the step, and every unit a consumer
     ran has its stamps in phase order."""
-    torch.manual_seed(0)
     M, N, K = 4096, 4096, 512
-    w = (torch.randn(M, N, device="cuda") * 0.1).bfloat16()
-    traced_w = w.clone()
-    rule = "adamw"
-    if not gluon_wgrad.applies(config, fm.ForgeParamState.create(w, rule, {}, "bf16", "bf16"),
-                               torch.empty(1, dtype=torch.bfloat16), None, True, True):
-        rule = "lion"
-    state, traced = (fm.ForgeParamState.create(t, rule, {}, "bf16", "bf16") for t in (w, traced_w))
-    group = state.rule.make_group(lr=1e-2, weight_decay=0.01)
-    dy = torch.randn(K, M, device="cuda").bfloat16()
-    x = torch.randn(K, N, device="cuda").bfloat16()
+    (w, state), (traced_w, traced), group, dy, x = _twin_gluon_steps(config, M, N, K)
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(group), config=config)
     trace = gluon_wgrad.trace_buffer(config, M, N, w.device)
     tel = fm.StepTelemetry.zeros("cuda")
