@@ -124,8 +124,8 @@ def plot(cell: dict, path: str, sms: int = 4) -> None:
     colors = {(MAIN_LOOP, MAIN_LOOP_DONE): "tab:blue", (MAIN_LOOP_DONE, TILE_READY): "tab:gray",
               (TILE_READY, STORES_ISSUED): "tab:orange", (STORES_ISSUED, RELEASED): "tab:red"}
     fig, ax = plt.subplots(figsize=(12, 0.5 + 0.6 * 2 * sms))
-    origin = trace[:sms][trace[:sms, ..., TURN] > 0][:, TURN].min()
     for p in range(min(sms, trace.shape[0])):
+        origin = trace[p][trace[p, ..., TURN] > 0][:, TURN].min()  # SM clocks are not aligned across SMs
         for c in (0, 1):
             row = 2 * p + c
             for stamps in trace[p, c]:
@@ -136,7 +136,7 @@ def plot(cell: dict, path: str, sms: int = 4) -> None:
                         ax.barh(row, float(stamps[b] - stamps[a]), left=float(stamps[a] - origin), color=color,
                                 height=0.8)
     ax.set_yticks(range(2 * sms), [f"SM {p} c{c}" for p in range(sms) for c in (0, 1)])
-    ax.set_xlabel("SM clock cycles")
+    ax.set_xlabel("SM clock cycles from the SM's first stamp")
     ax.set_title(f"{cell['shape']} BT {cell['bt']} {cell['arm']} ({cell['kernel']}): main loop (blue), tile wait "
                  "(gray), rule + stores issued (orange), stores drained (red)")
     fig.tight_layout()
