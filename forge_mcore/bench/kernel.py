@@ -4,6 +4,7 @@
     python -m forge_mcore.bench.kernel --out DIR --shapes 4096x4096 --bts 512 --arms adamw-bf16
     python -m forge_mcore.bench.kernel --report results/kernel/kernel.csv --out docs/   # table + plot
     python -m forge_mcore.bench.kernel --winners results/kernel/kernel.csv   # commit per-shape winners
+    python -m forge_mcore.bench.kernel --acceptance A/kernel.csv,B/kernel.csv   # issue #3's targets
 
 Per cell (weight shape x BT x arm), all in one process so ratios are fair:
 
@@ -227,11 +228,9 @@ def write_winners(csv_paths: list[str]) -> int:
     return len(merged)
 
 
-def write_report(csv_path: str, out_dir: str) -> str:
-    """Markdown table + PNG (time vs BT per arm and shape, floor drawn) from a results CSV.
-    Where a sweep beside it timed a faster config still in ``CONFIGS`` (what ``--winners``
-    then commits), FORGE is that config's time, and speedup and % of floor follow it; the
-    main-loop efficiency stays the grid's."""
+def _report_rows(csv_path: str) -> list[dict]:
+    """A results CSV's rows, FORGE at the swept best of the current configs where a sweep beside
+    it timed one faster (speedup and % of floor follow), with the kernel that time is of."""
     rows = list(csv.DictReader(open(csv_path)))
     best = best_per_cell(csv_path)
     for r in rows:
@@ -240,6 +239,55 @@ def write_report(csv_path: str, out_dir: str) -> str:
             r["forge_ms"], r["speedup"] = ms, float(r["baseline_ms"]) / ms
             r["pct_floor"] = 100 * float(r["floor_ms"]) / ms
         r["kernel"] = cfg.kernel if cfg is not None else "?"
+    return rows
+
+
+# Issue #3's acceptance: "no slower" is a ratio >= 0.97 within one call.
+NO_SLOWER, FLOOR_TARGET_PCT, MAINLOOP_TARGET_PCT = 0.97, 60.0, 85.0
+
+
+def acceptance(csv_paths: list[str]) -> str:
+    """Issue #3's targets over result CSVs (one device call each; the report's rows): per target
+    and arm, how many cells meet it and the range of the measure, as a markdown table. int8 is
+    compared with bf16 only within one CSV."""
+    calls = [_report_rows(p) for p in csv_paths]
+    rows = [r for call in calls for r in call]
+    lines = ["| target | arm | cells met | range |", "|---|---|---|---|"]
+
+    def add(target: str, cells: list[dict], key: str, threshold: float, unit: str) -> None:
+        arms = sorted({r["arm"] for r in cells})
+        for arm in arms + (["all"] if len(arms) > 1 else []):
+            values = [float(r[key]) for r in cells if arm in ("all", r["arm"])]
+            lines.append(f"| {target} | {arm} | {sum(v >= threshold for v in values)} of {len(values)} | "
+                         f"{min(values):.2f}–{max(values):.2f}{unit} |")
+
+    large = [r for r in rows if int(r["bt"]) >= 4096]
+    small = [r for r in rows if int(r["bt"]) <= 1024 and r["arm"] != "adamw-int8"]
+    if large:
+        add("BT ≥ 4096: no slower than the baseline (speedup)", large, "speedup", NO_SLOWER, "×")
+        add("BT ≥ 4096: main-loop efficiency ≥ 85%", large, "mainloop_eff", MAINLOOP_TARGET_PCT, "%")
+    if small:
+        add("BT ≤ 1024: ≥ 60% of floor", small, "pct_floor", FLOOR_TARGET_PCT, "%")
+    pairs = []
+    for call in calls:
+        by_cell = {(r["shape"], r["bt"], r["arm"]): r for r in call}
+        for (shape, bt, arm), r in by_cell.items():
+            bf16 = by_cell.get((shape, bt, "adamw-bf16"))
+            if arm == "adamw-int8" and bf16 is not None:
+                pairs.append(dict(bt=bt, arm="adamw-int8", ratio=float(bf16["forge_ms"]) / float(r["forge_ms"])))
+    for label, large_bt in (("BT ≥ 4096", True), ("BT ≤ 1024", False)):
+        cells = [p for p in pairs if (int(p["bt"]) >= 4096) == large_bt]
+        if cells:
+            add(f"{label}: int8 no slower than bf16 (bf16 time ÷ int8 time)", cells, "ratio", NO_SLOWER, "×")
+    return "\n".join(lines)
+
+
+def write_report(csv_path: str, out_dir: str) -> str:
+    """Markdown table + PNG (time vs BT per arm and shape, floor drawn) from a results CSV.
+    Where a sweep beside it timed a faster config still in ``CONFIGS`` (what ``--winners``
+    then commits), FORGE is that config's time, and speedup and % of floor follow it; the
+    main-loop efficiency stays the grid's."""
+    rows = _report_rows(csv_path)
     os.makedirs(out_dir, exist_ok=True)
     lines = [
         "| shape | BT | arm | FORGE ms | kernel | baseline ms | speedup | % of floor | main-loop eff. | floor ms |",
@@ -299,7 +347,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sweep-kernels", default=",".join(KERNELS),
                    help="the kernels whose configs --sweep times (e.g. leave out one that hangs)")
     p.add_argument("--winners", metavar="CSV[,CSV...]", help="only write kernels/winners.csv from benchmark CSVs")
+    p.add_argument("--acceptance", metavar="CSV[,CSV...]",
+                   help="only print issue #3's targets over benchmark CSVs (one device call each)")
     args = p.parse_args(argv)
+    if args.acceptance:
+        print(acceptance(args.acceptance.split(",")))
+        return
     if args.winners:
         print(f"{write_winners(args.winners.split(','))} winners in forge_mcore/kernels/winners.csv")
         return

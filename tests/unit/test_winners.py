@@ -97,3 +97,40 @@ def test_report_and_winners_take_the_swept_best_of_current_configs(tmp_path):
     assert best_per_cell(str(tmp_path / "kernel.csv")) == {("4096x4096", "4096", "adamw-bf16"): (0.25, coop)}
     table = write_report(str(tmp_path / "kernel.csv"), str(tmp_path / "report"))
     assert "| 4096x4096 | 4096 | adamw-bf16 | 0.2500 | gluon_coop | 0.2700 | 1.08x | 72.0% | 90.0% |" in table
+
+
+def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(tmp_path):
+    """Issue #3's targets from two calls' CSVs: "no slower" at 0.97, main loop at 85%, floor at
+    60% (int8 not in the floor target), and int8 against the bf16 cell of its own call only."""
+    import csv
+    from dataclasses import asdict
+
+    from forge_mcore.bench.kernel import acceptance
+
+    def call(name, cells):
+        folder = tmp_path / name
+        folder.mkdir()
+        fields = ["shape", "bt", "arm", "forge_ms", "baseline_ms", "pct_floor", "speedup", "mainloop_eff",
+                  "floor_ms", "config"]
+        with open(folder / "kernel.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            for shape, bt, arm, forge_ms, speedup, mainloop, floor in cells:
+                w.writerow(dict(shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=forge_ms * speedup,
+                                pct_floor=floor, speedup=speedup, mainloop_eff=mainloop, floor_ms=1.0,
+                                config=str(asdict(CONFIGS[0]))))
+        return str(folder / "kernel.csv")
+
+    a = call("a", [("4096x4096", 4096, "adamw-bf16", 1.00, 0.96, 86.0, 70.0),
+                   ("4096x4096", 4096, "adamw-int8", 1.02, 0.99, 84.0, 70.0),
+                   ("4096x4096", 512, "adamw-bf16", 0.10, 1.30, 95.0, 61.0),
+                   ("4096x4096", 512, "adamw-int8", 0.20, 1.10, 95.0, 30.0)])
+    b = call("b", [("1024x4096", 4096, "adamw-int8", 9.00, 1.00, 90.0, 70.0),
+                   ("1024x4096", 512, "sgdm-bf16", 0.10, 1.20, 95.0, 59.0)])
+    table = acceptance([a, b])
+    assert "| BT ≥ 4096: no slower than the baseline (speedup) | all | 2 of 3 | 0.96–1.00× |" in table
+    assert "| BT ≥ 4096: main-loop efficiency ≥ 85% | all | 2 of 3 | 84.00–90.00% |" in table
+    assert "| BT ≤ 1024: ≥ 60% of floor | all | 1 of 2 | 59.00–61.00% |" in table
+    # call b's int8 cell has no bf16 twin in its own call: one pair per BT range, from call a
+    assert "| BT ≥ 4096: int8 no slower than bf16 (bf16 time ÷ int8 time) | adamw-int8 | 1 of 1 | 0.98–0.98× |" in table
+    assert "| BT ≤ 1024: int8 no slower than bf16 (bf16 time ÷ int8 time) | adamw-int8 | 0 of 1 | 0.50–0.50× |" in table
