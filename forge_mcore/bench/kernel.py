@@ -279,6 +279,27 @@ def acceptance(csv_paths: list[str]) -> str:
         cells = [p for p in pairs if (int(p["bt"]) >= 4096) == large_bt]
         if cells:
             add(f"{label}: int8 no slower than bf16 (bf16 time ÷ int8 time)", cells, "ratio", NO_SLOWER, "×")
+    return "\n".join(lines) + "\n\n" + _serial_model(csv_paths)
+
+
+def _serial_model(csv_paths: list[str]) -> str:
+    """Per BT <= 1024 cell: the step against its main loop alone plus the epilogue's bytes (weight
+    and states, read and written) at the call's copy bandwidth, the time if the two never overlap."""
+    import json
+
+    lines = ["| shape | BT | arm | step µs | main loop alone µs | epilogue bytes ÷ copy µs | sum µs | step ÷ sum |",
+             "|---|---|---|---|---|---|---|---|"]
+    for path in csv_paths:
+        copy_gbps = json.load(open(os.path.join(os.path.dirname(path), "ceilings.json")))["copy_gbps"]
+        for r in _report_rows(path):
+            if int(r["bt"]) > 1024:
+                continue
+            M, N = map(int, r["shape"].split("x"))
+            slab_bytes = 2 * int(r["bt"]) * (M + N)  # dY and X, bf16
+            epilogue_us = (int(r["bytes_moved"]) - slab_bytes) / (copy_gbps * 1e3)
+            step_us, loop_us = 1e3 * float(r["forge_ms"]), 1e3 * float(r["mainloop_ms"])
+            lines.append(f"| {r['shape']} | {r['bt']} | {r['arm']} | {step_us:.1f} | {loop_us:.1f} | "
+                         f"{epilogue_us:.1f} | {loop_us + epilogue_us:.1f} | {step_us / (loop_us + epilogue_us):.2f} |")
     return "\n".join(lines)
 
 

@@ -110,14 +110,17 @@ def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(
     def call(name, cells):
         folder = tmp_path / name
         folder.mkdir()
+        (folder / "ceilings.json").write_text('{"copy_gbps": 4000.0, "bf16_tflops": 800.0}')
         fields = ["shape", "bt", "arm", "forge_ms", "baseline_ms", "pct_floor", "speedup", "mainloop_eff",
-                  "floor_ms", "config"]
+                  "mainloop_ms", "floor_ms", "bytes_moved", "config"]
         with open(folder / "kernel.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
             for shape, bt, arm, forge_ms, speedup, mainloop, floor in cells:
+                # bytes: 4 MB of weight and states (1 µs at 4,000 GB/s) beside dY and X
                 w.writerow(dict(shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=forge_ms * speedup,
-                                pct_floor=floor, speedup=speedup, mainloop_eff=mainloop, floor_ms=1.0,
+                                pct_floor=floor, speedup=speedup, mainloop_eff=mainloop, mainloop_ms=forge_ms / 2,
+                                floor_ms=1.0, bytes_moved=4_000_000 + 2 * bt * sum(map(int, shape.split("x"))),
                                 config=str(asdict(CONFIGS[0]))))
         return str(folder / "kernel.csv")
 
@@ -134,3 +137,6 @@ def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(
     # call b's int8 cell has no bf16 twin in its own call: one pair per BT range, from call a
     assert "| BT ≥ 4096: int8 no slower than bf16 (bf16 time ÷ int8 time) | adamw-int8 | 1 of 1 | 0.98–0.98× |" in table
     assert "| BT ≤ 1024: int8 no slower than bf16 (bf16 time ÷ int8 time) | adamw-int8 | 0 of 1 | 0.50–0.50× |" in table
+    # BT <= 1024: the step against main loop + epilogue bytes at copy bandwidth (50 + 1 µs)
+    assert "| 4096x4096 | 512 | adamw-bf16 | 100.0 | 50.0 | 1.0 | 51.0 | 1.96 |" in table
+    assert "| 4096x4096 | 4096 |" not in table.split("\n\n")[1]
