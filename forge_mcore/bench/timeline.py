@@ -24,8 +24,10 @@ import os
 
 import torch
 
-# phase indices of gluon_wgrad.TRACE_PHASE_NAMES
-TURN, MAIN_LOOP, MAIN_LOOP_DONE, TILE_READY, STORES_ISSUED, RELEASED = range(6)
+from forge_mcore.kernels.gluon_wgrad import TRACE_PHASE_NAMES
+
+# the phases' indices in a trace, in the kernel's order (the unpacking fails if it changes)
+TURN, MAIN_LOOP, MAIN_LOOP_DONE, TILE_READY, STORES_ISSUED, RELEASED = range(len(TRACE_PHASE_NAMES))
 
 
 def _intervals_overlap(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

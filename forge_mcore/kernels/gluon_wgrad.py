@@ -237,7 +237,7 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper_ptr, grad_
 
 # Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
 # its first TRACE_TILES units into trace_ptr[program, consumer, unit, phase]
-# (scripts/device/gluon_timeline.py reads them).
+# (``forge_mcore.bench.timeline`` reads them).
 TRACE_PHASE_NAMES = ("turn", "main loop", "main loop done", "tile ready", "stores issued", "released")
 TRACE_PHASES = gl.constexpr(len(TRACE_PHASE_NAMES))
 
@@ -557,16 +557,20 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
 
 
+def _tiles(cfg, M: int, N: int) -> int:
+    return -(-M // cfg.block_m) * -(-N // cfg.block_n)
+
+
 def _programs(cfg, M: int, N: int, device_index: int) -> int:
     """One program per SM, or per tile where there are fewer tiles."""
-    return min(-(-M // cfg.block_m) * -(-N // cfg.block_n), _sm_count(device_index))
+    return min(_tiles(cfg, M, N), _sm_count(device_index))
 
 
 def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
     """A zeroed ``trace`` for ``launch`` of an M x N weight with ``cfg``: [programs, consumers,
     units per consumer, phases] int64."""
     programs = _programs(cfg, M, N, device.index)
-    tiles_per_program = -(-(-(-M // cfg.block_m) * -(-N // cfg.block_n)) // programs)
+    tiles_per_program = -(-_tiles(cfg, M, N) // programs)
     units_per_consumer = -(-cfg.row_blocks * tiles_per_program // 2)
     return torch.zeros(programs, 2, units_per_consumer, len(TRACE_PHASE_NAMES), dtype=torch.int64, device=device)
 
