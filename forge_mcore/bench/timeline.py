@@ -12,7 +12,9 @@ span one consumer's main loop overlaps the other's epilogue: the overlap that th
 schedule exists for. The untraced and traced step times (graph-timed) say what the stamps cost.
 
 Writes under ``--out``: ``timeline.json`` (per cell: the summary and the times), ``timeline.csv``
-(one row per cell) and ``timeline.png`` (the first cell's timelines on four SMs).
+(one row per cell), ``traces.pt`` (every row with its raw trace) and ``timeline.png`` (the first
+cell's timelines on four SMs; ``--plots N``: the first N rows'). ``--candidates`` adds a row per
+Gluon config of ``configs.CANDIDATES`` to each cell.
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ def _intervals_overlap(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def summarize(trace: torch.Tensor) -> dict:
-    """Per-phase cycles from a trace [programs, 2, units, phases] (int64 clocks; a unit a consumer
-    did not run is all zeros). Medians over programs of: ``span`` (first stamp to last), each
-    consumer's summed phase durations, and ``overlap`` (the cycles in which one consumer's main
-    loop runs while the other is between its tile-ready and released stamps) over ``span``."""
+    """Per-phase cycles from a trace [programs, consumers, units, phases] (int64 clocks; a unit a
+    consumer did not run is all zeros). Medians over programs of: ``span`` (first stamp to last),
+    each consumer's summed phase durations, and ``overlap`` (the cycles in which one consumer's main
+    loop runs while another is between its tile-ready and released stamps, summed over the pairs)
+    over ``span``."""
     trace = trace.to(torch.int64)
-    ran = trace[..., TURN] > 0  # [programs, 2, units]
+    ran = trace[..., TURN] > 0  # [programs, consumers, units]
+    consumers = range(trace.shape[1])
     released = torch.where(trace[..., RELEASED] > 0, trace[..., RELEASED], trace[..., STORES_ISSUED])
     phases = {
         "turn wait": trace[..., MAIN_LOOP] - trace[..., TURN],
@@ -52,16 +56,16 @@ def summarize(trace: torch.Tensor) -> dict:
         "rule + stores issued": trace[..., STORES_ISSUED] - trace[..., TILE_READY],
         "stores drained": released - trace[..., STORES_ISSUED],
     }
-    per_program = {name: (d * ran).sum(dim=2).float() for name, d in phases.items()}  # [programs, 2]
+    per_program = {name: (d * ran).sum(dim=2).float() for name, d in phases.items()}  # [programs, consumers]
     spans, overlaps, programs = [], [], []
     for p in range(trace.shape[0]):
         if not ran[p].any():
             continue
         first, last = trace[p][ran[p]][:, TURN].min(), released[p][ran[p]].max()
-        loops = [trace[p, c][ran[p, c]][:, [MAIN_LOOP, MAIN_LOOP_DONE]] for c in (0, 1)]
+        loops = [trace[p, c][ran[p, c]][:, [MAIN_LOOP, MAIN_LOOP_DONE]] for c in consumers]
         epilogues = [torch.stack([trace[p, c][ran[p, c]][:, TILE_READY], released[p, c][ran[p, c]]], dim=1)
-                     for c in (0, 1)]
-        overlap = _intervals_overlap(loops[0], epilogues[1]) + _intervals_overlap(loops[1], epilogues[0])
+                     for c in consumers]
+        overlap = sum(_intervals_overlap(loops[a], epilogues[b]) for a in consumers for b in consumers if a != b)
         spans.append(float(last - first))
         overlaps.append(float(overlap))
         programs.append(p)
@@ -71,19 +75,21 @@ def summarize(trace: torch.Tensor) -> dict:
            "overlap / span": median(torch.tensor(overlaps) / span) if spans else 0.0}
     for name, cycles in per_program.items():
         kept = cycles[programs]
-        out[f"{name} cycles c0"] = median(kept[:, 0])
-        out[f"{name} cycles c1"] = median(kept[:, 1])
-        out[f"{name} / span"] = median(kept.sum(dim=1) / 2 / span) if spans else 0.0
+        for c in consumers:
+            out[f"{name} cycles c{c}"] = median(kept[:, c])
+        out[f"{name} / span"] = median(kept.mean(dim=1) / span) if spans else 0.0
     return out
 
 
-def run_cell(shape: str, bt: int, arm: str, reps: int) -> dict:
-    """Untraced and traced step times, and the trace's summary, for one cell."""
+def run_cell(shape: str, bt: int, arm: str, reps: int, candidates: bool = False) -> list[dict]:
+    """Untraced and traced step times, and the trace's summary, for one cell: its committed
+    config, and with ``candidates`` each Gluon config of ``configs.CANDIDATES`` that applies."""
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.bench.common import time_graph
     from forge_mcore.bench.kernel import ARMS
     from forge_mcore.kernels import gluon_wgrad
+    from forge_mcore.kernels.configs import CANDIDATES
 
     M, N = map(int, shape.split("x"))
     rule, state_dtype, hp, _ = ARMS[arm]
@@ -95,24 +101,30 @@ def run_cell(shape: str, bt: int, arm: str, reps: int) -> dict:
     hyper = state.prepare_step(state.rule.make_group(**hp))
     tel = fm.StepTelemetry.zeros("cuda")
     fm.fused_wgrad_step(dy, x, w, state, hyper, telemetry=tel)
-    cfg = ops.tuned_config(dy, w, state)
+    committed = ops.tuned_config(dy, w, state)
     states = [(s.data, s.scale) if s is not None else None for s in state.slots]
-    if cfg is None or not gluon_wgrad.applies(cfg, state, dy, None, True, True):
-        return dict(shape=shape, bt=bt, arm=arm, config=str(cfg), skipped="the committed config is not a Gluon one")
-    trace = gluon_wgrad.trace_buffer(cfg, M, N, w.device)
+    rows = []
+    for cfg in [committed, *(CANDIDATES if candidates else ())]:
+        if cfg is None or not gluon_wgrad.applies(cfg, state, dy, None, True, True):
+            if cfg is committed:
+                rows.append(dict(shape=shape, bt=bt, arm=arm, config=str(cfg),
+                                 skipped="the committed config is not a Gluon one"))
+            continue
+        trace = gluon_wgrad.trace_buffer(cfg, M, N, w.device)
 
-    def step(traced: bool) -> None:
-        gluon_wgrad.launch(cfg, dy, x, w, state, states, hyper, tel.sumsq, tel.nonfinite_tiles, None, None,
-                           trace=trace if traced else None)
+        def step(traced: bool, cfg=cfg, trace=trace) -> None:
+            gluon_wgrad.launch(cfg, dy, x, w, state, states, hyper, tel.sumsq, tel.nonfinite_tiles, None, None,
+                               trace=trace if traced else None)
 
-    step_ms = time_graph(lambda: step(False), reps=reps)
-    traced_ms = time_graph(lambda: step(True), reps=reps)
-    trace.zero_()
-    step(True)
-    torch.cuda.synchronize()
-    summary = summarize(trace.cpu())
-    return dict(shape=shape, bt=bt, arm=arm, config=str(cfg), kernel=cfg.kernel, step_ms=step_ms,
-                traced_ms=traced_ms, **summary, trace=trace.cpu())
+        step_ms = time_graph(lambda: step(False), reps=reps)
+        traced_ms = time_graph(lambda: step(True), reps=reps)
+        trace.zero_()
+        step(True)
+        torch.cuda.synchronize()
+        rows.append(dict(shape=shape, bt=bt, arm=arm, config=str(cfg), kernel=cfg.kernel,
+                         committed=cfg is committed, step_ms=step_ms, traced_ms=traced_ms,
+                         **summarize(trace.cpu()), trace=trace.cpu()))
+    return rows
 
 
 def plot(cell: dict, path: str, sms: int = 4) -> None:
@@ -125,11 +137,12 @@ def plot(cell: dict, path: str, sms: int = 4) -> None:
     trace = cell["trace"]
     colors = {(MAIN_LOOP, MAIN_LOOP_DONE): "tab:blue", (MAIN_LOOP_DONE, TILE_READY): "tab:gray",
               (TILE_READY, STORES_ISSUED): "tab:orange", (STORES_ISSUED, RELEASED): "tab:red"}
-    fig, ax = plt.subplots(figsize=(12, 0.5 + 0.6 * 2 * sms))
+    consumers = trace.shape[1]
+    fig, ax = plt.subplots(figsize=(12, 0.5 + 0.6 * consumers * sms))
     for p in range(min(sms, trace.shape[0])):
         origin = trace[p][trace[p, ..., TURN] > 0][:, TURN].min()  # SM clocks are not aligned across SMs
-        for c in (0, 1):
-            row = 2 * p + c
+        for c in range(consumers):
+            row = consumers * p + c
             for stamps in trace[p, c]:
                 if stamps[TURN] == 0:
                     continue
@@ -137,7 +150,7 @@ def plot(cell: dict, path: str, sms: int = 4) -> None:
                     if stamps[b] > 0:
                         ax.barh(row, float(stamps[b] - stamps[a]), left=float(stamps[a] - origin), color=color,
                                 height=0.8)
-    ax.set_yticks(range(2 * sms), [f"SM {p} c{c}" for p in range(sms) for c in (0, 1)])
+    ax.set_yticks(range(consumers * sms), [f"SM {p} c{c}" for p in range(sms) for c in range(consumers)])
     ax.set_xlabel("SM clock cycles from the SM's first stamp")
     ax.set_title(f"{cell['shape']} BT {cell['bt']} {cell['arm']} ({cell['kernel']}): main loop (blue), tile wait "
                  "(gray), rule + stores issued (orange), stores drained (red)")
@@ -152,6 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--bts", default="512,1024,4096")
     p.add_argument("--arms", default="adamw-bf16,adamw-int8")
     p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--candidates", action="store_true", help="also every Gluon config of configs.CANDIDATES")
+    p.add_argument("--plots", type=int, default=1, help="plot the first PLOTS traced rows (timeline_<i>.png)")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("the timeline needs a CUDA device (Hopper: the Gluon kernel)")
@@ -161,16 +176,18 @@ def main(argv: list[str] | None = None) -> None:
     for shape in args.shapes.split(","):
         for bt in map(int, args.bts.split(",")):
             for arm in args.arms.split(","):
-                cell = run_cell(shape, bt, arm, args.reps)
-                cells.append(cell)
-                shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in cell.items() if k != "trace"}
-                print(json.dumps(shown), flush=True)
+                for cell in run_cell(shape, bt, arm, args.reps, args.candidates):
+                    cells.append(cell)
+                    shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in cell.items() if k != "trace"}
+                    print(json.dumps(shown), flush=True)
     traced = [c for c in cells if "trace" in c]
-    if traced:
-        try:
-            plot(traced[0], os.path.join(args.out, "timeline.png"))
-        except ImportError:
-            print("matplotlib missing: no plot")
+    # every trace, for plots of other cells later (``plot`` takes a row with its "trace")
+    torch.save([{k: v for k, v in c.items()} for c in traced], os.path.join(args.out, "traces.pt"))
+    try:
+        for i, cell in enumerate(traced[:args.plots]):
+            plot(cell, os.path.join(args.out, "timeline.png" if i == 0 else f"timeline_{i}.png"))
+    except ImportError:
+        print("matplotlib missing: no plot")
     rows = [{k: v for k, v in c.items() if k != "trace"} for c in cells]
     with open(os.path.join(args.out, "timeline.json"), "w") as f:
         json.dump(rows, f, indent=1)

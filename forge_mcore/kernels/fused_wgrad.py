@@ -33,6 +33,7 @@ bit-identical. No host synchronisation is involved.
 import triton
 import triton.language as tl
 
+from ..rules.base import load_hyper
 from .tile_io import load_tile, prefetch_tile_l2, store_tile
 from .tl_bits import bf16_to_f32, f32_to_bf16_rne
 
@@ -105,7 +106,7 @@ def _apply_rule(
         v1 = STATE_LOAD(s1, s1_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S1, TILE_TMA)
     if HAS_S2:
         v2 = STATE_LOAD(s2, s2_scale_ptr, om, on, M, N, NB, BM, BN, NONNEG_S2, TILE_TMA)
-    wt, v0, v1, v2 = UPDATE(acc, wt, v0, v1, v2, hyper_ptr, VARIANT)
+    wt, v0, v1, v2 = UPDATE(acc, wt, v0, v1, v2, load_hyper(hyper_ptr, SEED_INDEX), VARIANT)  # (the seed follows them)
     WEIGHT_STORE(w, master, om, on, M, N, wt, tl.load(hyper_ptr + SEED_INDEX).to(tl.int32), TILE_TMA)
     if HAS_S0:
         STATE_STORE(s0, s0_scale_ptr, om, on, M, N, NB, v0, NONNEG_S0, TILE_TMA)

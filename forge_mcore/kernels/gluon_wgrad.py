@@ -35,6 +35,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from ..codecs.blockwise import int8_decode, int8_encode
+from ..rules.base import load_hyper
 from .configs import GLUON_KERNELS
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
 
@@ -126,12 +127,13 @@ def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl
 
 
 @gluon.jit
-def _step_half(acc, i, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr,
+def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: gl.constexpr,
                VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
                HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
                NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     """The rule on the column half at (om, on), read from and written back to its shared buffers.
-    codec: (M, N, NB, the states' scale pointers); INT8, NONNEG_S*: the states' coding."""
+    codec: (M, N, NB, the states' scale pointers); INT8, NONNEG_S*: the states' coding; hyper:
+    the rule's per-step scalars (``load_hyper``)."""
     w_buf, s0_buf, s1_buf, s2_buf = tile_bufs
     M, N, NB, scales = codec
     layout: gl.constexpr = acc.type.layout
@@ -154,7 +156,7 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDA
         v1 = _load_state(s1_buf, i, scales[1], rows, row_ok, on, NB, layout, INT8, NONNEG_S1)
     if HAS_S2:
         v2 = _load_state(s2_buf, i, scales[2], rows, row_ok, on, NB, layout, INT8, NONNEG_S2)
-    w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper_ptr, VARIANT)
+    w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper, VARIANT)
     w_buf.index(i).store(w.to(w_buf.dtype))
     if HAS_S0:
         _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S0)
@@ -204,14 +206,14 @@ def _mma_step(a_ring, b_ring, a_slot, s, acc_a, acc_b):
 
 
 @gluon.jit
-def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE: gl.constexpr,
+def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: gl.constexpr,
                   VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
                   HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
                   NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     HALF: gl.constexpr = acc_a.shape[1]
-    _step_half(acc_a, base, om, on, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
+    _step_half(acc_a, base, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE, VARIANT,
                HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
-    _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, codec, hyper_ptr, grad_scale_ptr, UPDATE, VARIANT,
+    _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE, VARIANT,
                HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
 
 
@@ -341,7 +343,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
                  INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr,
-                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
+                 HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... In ping-pong (ROW_BLOCKS 1) their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative (2), both run the same
@@ -356,6 +358,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
     units = ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
+    hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency
     for j in range(gl.cdiv(units - CONSUMER, 2)):
         u = 2 * j + CONSUMER
         t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS)
@@ -398,7 +401,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             if finite:
-                _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper_ptr,
+                _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper,
                               grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
                               NONNEG_S0, NONNEG_S1, NONNEG_S2)
             # A non-finite tile stores its buffers back unchanged (the same bits): every tile
@@ -421,7 +424,7 @@ def gluon_ws_fused_step_kernel(
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-    TRACE_TILES: gl.constexpr, num_warps: gl.constexpr,
+    TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -433,6 +436,7 @@ def gluon_ws_fused_step_kernel(
     # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
+    # HYPER_COUNT: the rule's per-step scalars in hyper_ptr.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -460,11 +464,11 @@ def gluon_ws_fused_step_kernel(
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, trace_ptr, TRACE_TILES,
-                        0, num_warps)),
+                        HYPER_COUNT, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, trace_ptr, TRACE_TILES,
-                        1, num_warps)),
+                        HYPER_COUNT, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                              MAINLOOP_ONLY)),
@@ -544,6 +548,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
             ROW_BLOCKS=cfg.row_blocks, MAINLOOP_ONLY=mainloop_only, TRACE_TILES=trace_tiles,
+            HYPER_COUNT=len(state.rule.hyper_names),
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())

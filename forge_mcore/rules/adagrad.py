@@ -16,9 +16,9 @@ from .base import Rule, StateSpec, _check_nonneg, register
 @triton.jit
 def adagrad_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: clr = lr / (1 + (step - 1) * lr_decay), weight_decay, eps
-    g = g + tl.load(h + 1) * w
+    g = g + h[1] * w
     s0 = s0 + g * g
-    w = w - tl.load(h + 0) * div(g, sqrt(s0) + tl.load(h + 2))
+    w = w - h[0] * div(g, sqrt(s0) + h[2])
     return w, s0, s1, s2
 
 

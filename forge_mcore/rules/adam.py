@@ -20,17 +20,17 @@ AMSGRAD = 1
 def adam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: weight_decay (coupled), decay (decoupled), 1-beta1, beta2, 1-beta2,
     #    eps, step_size = lr / bias_correction1, sqrt(bias_correction2)
-    g = g + tl.load(h + 0) * w
-    w = w * tl.load(h + 1)
-    s0 = s0 + tl.load(h + 2) * (g - s0)
-    s1 = tl.load(h + 3) * s1 + tl.load(h + 4) * (g * g)
+    g = g + h[0] * w
+    w = w * h[1]
+    s0 = s0 + h[2] * (g - s0)
+    s1 = h[3] * s1 + h[4] * (g * g)
     if VARIANT & 1:
         s2 = tl.maximum(s2, s1)
         v = s2
     else:
         v = s1
-    denom = div(sqrt(v), tl.load(h + 7)) + tl.load(h + 5)
-    w = w - tl.load(h + 6) * div(s0, denom)
+    denom = div(sqrt(v), h[7]) + h[5]
+    w = w - h[6] * div(s0, denom)
     return w, s0, s1, s2
 
 

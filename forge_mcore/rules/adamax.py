@@ -16,10 +16,10 @@ from .base import Rule, StateSpec, register
 @triton.jit
 def adamax_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: weight_decay, 1-beta1, beta2, eps, clr = lr / bias_correction1
-    g = g + tl.load(h + 0) * w
-    s0 = s0 + tl.load(h + 1) * (g - s0)
-    s1 = tl.maximum(tl.load(h + 2) * s1, tl.abs(g) + tl.load(h + 3))
-    w = w - tl.load(h + 4) * div(s0, s1)
+    g = g + h[0] * w
+    s0 = s0 + h[1] * (g - s0)
+    s1 = tl.maximum(h[2] * s1, tl.abs(g) + h[3])
+    w = w - h[4] * div(s0, s1)
     return w, s0, s1, s2
 
 

@@ -8,10 +8,11 @@ keeps it, so ``param_groups`` and lr schedulers work unchanged.
 Each rule provides, side by side:
 
 * ``triton_update`` -- a ``@triton.jit`` epilogue
-  ``(g, w, s0, s1, s2, hyper_ptr, VARIANT) -> (w, s0, s1, s2)`` on fp32 tiles.
-  It reads its per-step scalars from ``hyper_ptr`` in the order of
-  ``hyper_names``; ``VARIANT`` is a constexpr bit set of structural options
-  (momentum on/off, centered, nesterov, amsgrad ...).
+  ``(g, w, s0, s1, s2, h, VARIANT) -> (w, s0, s1, s2)`` on fp32 tiles.
+  ``h`` is the tuple of its per-step scalars in the order of ``hyper_names``
+  (``load_hyper``: the kernels load them once, not per tile); ``VARIANT`` is a
+  constexpr bit set of structural options (momentum on/off, centered, nesterov,
+  amsgrad ...).
 * ``reference_update`` -- the same step in plain torch on fp32 tensors: the
   oracle for every test and the CPU backend.
 
@@ -30,8 +31,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
+import triton
+import triton.language as tl
 
 MAX_STATE_SLOTS = 3
+MAX_HYPER = 11  # per-step scalars a rule may declare (``load_hyper`` reads this many)
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,25 @@ class Rule:
         raise NotImplementedError
 
 
+@triton.jit
+def _hyper(hyper_ptr, INDEX: tl.constexpr, COUNT: tl.constexpr):
+    if INDEX < COUNT:
+        value = tl.load(hyper_ptr + INDEX)
+    else:
+        value = tl.load(hyper_ptr)  # past the rule's scalars: never read, so never loaded
+    return value
+
+
+@triton.jit
+def load_hyper(hyper_ptr, COUNT: tl.constexpr):
+    """A rule's ``COUNT`` per-step scalars from ``hyper_ptr`` as the tuple ``h`` its
+    ``triton_update`` indexes (``MAX_HYPER`` entries; the unused ones are dead code)."""
+    return (_hyper(hyper_ptr, 0, COUNT), _hyper(hyper_ptr, 1, COUNT), _hyper(hyper_ptr, 2, COUNT),
+            _hyper(hyper_ptr, 3, COUNT), _hyper(hyper_ptr, 4, COUNT), _hyper(hyper_ptr, 5, COUNT),
+            _hyper(hyper_ptr, 6, COUNT), _hyper(hyper_ptr, 7, COUNT), _hyper(hyper_ptr, 8, COUNT),
+            _hyper(hyper_ptr, 9, COUNT), _hyper(hyper_ptr, 10, COUNT))
+
+
 _REGISTRY: dict[str, Rule] = {}
 
 
@@ -148,6 +171,9 @@ def register(rule_cls: type[Rule]) -> type[Rule]:
     for name, value in (("hyper_names", rule.hyper_names), ("defaults", rule.defaults)):
         if not value:
             raise ValueError(f"rule {rule.name!r} declares no {name}")
+    if len(rule.hyper_names) > MAX_HYPER:
+        raise ValueError(f"rule {rule.name!r} declares {len(rule.hyper_names)} per-step scalars; the kernels read "
+                         f"at most MAX_HYPER = {MAX_HYPER} (raise it and extend load_hyper)")
     _REGISTRY[rule.name] = rule
     return rule_cls
 

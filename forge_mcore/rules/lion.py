@@ -20,10 +20,10 @@ from .base import Rule, StateSpec, register
 @triton.jit
 def lion_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: lr, decay = 1 - lr * weight_decay, beta1, 1-beta1, beta2, 1-beta2
-    c = tl.load(h + 2) * s0 + tl.load(h + 3) * g
+    c = h[2] * s0 + h[3] * g
     sign = tl.where(c > 0, 1.0, tl.where(c < 0, -1.0, 0.0))
-    w = w * tl.load(h + 1) - tl.load(h + 0) * sign
-    s0 = tl.load(h + 4) * s0 + tl.load(h + 5) * g
+    w = w * h[1] - h[0] * sign
+    s0 = h[4] * s0 + h[5] * g
     return w, s0, s1, s2
 
 

@@ -24,13 +24,13 @@ def _round_fp32(x: float) -> float:
 def nadam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: weight_decay, decay, 1-beta1, beta2, 1-beta2, bias_correction2, eps,
     #    grad_coef = lr (1 - mu_t) / (1 - prod mu), mom_coef = lr mu_{t+1} / (1 - prod mu * mu_{t+1})
-    g = g + tl.load(h + 0) * w
-    w = w * tl.load(h + 1)
-    s0 = s0 + tl.load(h + 2) * (g - s0)
-    s1 = tl.load(h + 3) * s1 + tl.load(h + 4) * (g * g)
-    denom = sqrt(div(s1, tl.load(h + 5))) + tl.load(h + 6)
-    w = w - tl.load(h + 7) * div(g, denom)
-    w = w - tl.load(h + 8) * div(s0, denom)
+    g = g + h[0] * w
+    w = w * h[1]
+    s0 = s0 + h[2] * (g - s0)
+    s1 = h[3] * s1 + h[4] * (g * g)
+    denom = sqrt(div(s1, h[5])) + h[6]
+    w = w - h[7] * div(g, denom)
+    w = w - h[8] * div(s0, denom)
     return w, s0, s1, s2
 
 

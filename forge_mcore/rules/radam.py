@@ -18,13 +18,13 @@ from .base import Rule, StateSpec, register
 def radam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: weight_decay, decay, 1-beta1, beta2, 1-beta2, eps, bias_correction1, lr,
     #    sqrt(bias_correction2), rect, adaptive (1.0 once rho_t > 5, else 0.0)
-    g = g + tl.load(h + 0) * w
-    w = w * tl.load(h + 1)
-    s0 = s0 + tl.load(h + 2) * (g - s0)
-    s1 = tl.load(h + 3) * s1 + tl.load(h + 4) * (g * g)
-    upd = div(s0, tl.load(h + 6)) * tl.load(h + 7)
-    adaptive_lr = div(tl.load(h + 8), sqrt(s1) + tl.load(h + 5))
-    upd = tl.where(tl.load(h + 10) > 0.5, upd * adaptive_lr * tl.load(h + 9), upd)
+    g = g + h[0] * w
+    w = w * h[1]
+    s0 = s0 + h[2] * (g - s0)
+    s1 = h[3] * s1 + h[4] * (g * g)
+    upd = div(s0, h[6]) * h[7]
+    adaptive_lr = div(h[8], sqrt(s1) + h[5])
+    upd = tl.where(h[10] > 0.5, upd * adaptive_lr * h[9], upd)
     w = w - upd
     return w, s0, s1, s2
 

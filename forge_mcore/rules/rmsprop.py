@@ -24,19 +24,19 @@ CENTERED = 2
 def rmsprop_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: lr, weight_decay, alpha, 1-alpha, eps, momentum
     # slots: s0 square_avg, s1 momentum_buffer, s2 grad_avg
-    g = g + tl.load(h + 1) * w
-    s0 = tl.load(h + 2) * s0 + tl.load(h + 3) * (g * g)
+    g = g + h[1] * w
+    s0 = h[2] * s0 + h[3] * (g * g)
     if VARIANT & 2:
-        s2 = s2 + tl.load(h + 3) * (g - s2)
+        s2 = s2 + h[3] * (g - s2)
         # Clamped: quantized states can make the variance estimate dip below 0.
-        avg = sqrt(tl.maximum(s0 - s2 * s2, 0.0)) + tl.load(h + 4)
+        avg = sqrt(tl.maximum(s0 - s2 * s2, 0.0)) + h[4]
     else:
-        avg = sqrt(s0) + tl.load(h + 4)
+        avg = sqrt(s0) + h[4]
     if VARIANT & 1:
-        s1 = tl.load(h + 5) * s1 + div(g, avg)
-        w = w - tl.load(h + 0) * s1
+        s1 = h[5] * s1 + div(g, avg)
+        w = w - h[0] * s1
     else:
-        w = w - tl.load(h + 0) * div(g, avg)
+        w = w - h[0] * div(g, avg)
     return w, s0, s1, s2
 
 

@@ -18,14 +18,14 @@ NESTEROV = 2
 @triton.jit
 def sgd_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: lr, weight_decay, buf_decay, buf_grad_coef, momentum
-    lr = tl.load(h + 0)
-    g = g + tl.load(h + 1) * w
+    lr = h[0]
+    g = g + h[1] * w
     if VARIANT & 1:
         # First step: buf_decay = 0, buf_grad_coef = 1, so the buffer becomes g
         # (torch clones the first gradient rather than dampening it).
-        s0 = tl.load(h + 2) * s0 + tl.load(h + 3) * g
+        s0 = h[2] * s0 + h[3] * g
         if VARIANT & 2:
-            g = g + tl.load(h + 4) * s0
+            g = g + h[4] * s0
         else:
             g = s0
     w = w - lr * g

@@ -6,7 +6,9 @@
 The cell is the kernel bench's (``forge_mcore.bench.kernel.ARMS``): the same data, the
 tuned config (``FORGE_GLUON=0`` keeps to the Triton kernel). Five steps on five weight
 sets (the first compiles), so ``-s 2`` profiles a step whose weight and states are not in
-L2 from the step before. ``scripts/device/ncu_kernel.sh`` runs it over several cells.
+L2 from the step before. ``--mainloop`` follows each step with the same kernel and config, its
+epilogue compiled out (profile it with ``-k regex:fused_step -s 5``: launches alternate).
+``scripts/device/ncu_kernel.sh`` runs it over several cells.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from forge_mcore.bench.kernel import ARMS
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cell", required=True, help="MxN:BT:arm, e.g. 4096x4096:512:adamw-bf16")
+    parser.add_argument("--mainloop", action="store_true",
+                        help="profile the same kernel and config with its epilogue compiled out (ops.wgrad_mainloop)")
     args = parser.parse_args()
     shape, bt, arm = args.cell.split(":")
     M, N = map(int, shape.split("x"))
@@ -36,6 +40,8 @@ def main() -> None:
         w = (torch.randn(M, N, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
         state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
         fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group(**hp)), telemetry=tel)
+        if args.mainloop:  # after the step, which tunes or looks up the config
+            ops.wgrad_mainloop(dy, x, w, sink=tel.sumsq, config=ops.tuned_config(dy, w, state), state=state)
     torch.cuda.synchronize()
     print(f"[ncu_kernel] {args.cell} config {asdict(ops.tuned_config(dy, w, state))}", flush=True)
 

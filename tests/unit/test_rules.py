@@ -19,6 +19,20 @@ def test_registry_lists_every_tile_local_family():
         fm.get_rule(3)
 
 
+def test_a_rule_with_more_per_step_scalars_than_the_kernels_read_is_refused():
+    """The kernels load a rule's scalars once into a tuple of ``MAX_HYPER`` (``load_hyper``)."""
+    from forge_mcore.rules.base import MAX_HYPER, register
+
+    class TooManyScalars(type(fm.get_rule("sgd"))):
+        name = "too_many_scalars"
+        hyper_names = tuple(f"h{i}" for i in range(MAX_HYPER + 1))
+
+    with pytest.raises(ValueError, match="MAX_HYPER"):
+        register(TooManyScalars)
+    assert "too_many_scalars" not in fm.available_rules()
+    assert all(len(fm.get_rule(name).hyper_names) <= MAX_HYPER for name in fm.available_rules())
+
+
 @pytest.mark.parametrize("rule,bad,match", [
     ("adamw", dict(lr=-1.0), "lr"),
     ("adamw", dict(lr=float("nan")), "lr"),
