@@ -244,7 +244,7 @@ def wgrad_mainloop(
     if config is not None and state is not None and not interpreter_active() and gluon_enabled():
         from .kernels import gluon_wgrad
 
-        states = [(s.data, s.scale) if s is not None else None for s in state.slots]
+        states = state.slot_tensors
         slab_tma, tile_tma = _tma_eligible(dy, x, _Operands(weight, state.master, states, None, sink, sink))
         if gluon_wgrad.applies(config, state, dy, None, slab_tma, tile_tma):
             launch_counts["gluon"] += 1
@@ -450,7 +450,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         telemetry = StepTelemetry.zeros(weight.device)
     ops_ = _Operands(
         weight, state.master if state is not None else None,
-        [((s.data, s.scale) if s is not None else None) for s in state.slots] if state is not None else [None] * 3,
+        state.slot_tensors if state is not None else [None] * 3,
         accum, telemetry.sumsq, telemetry.nonfinite_tiles, state.launch_cache if state is not None else None,
     )
     hyper = hyper if hyper is not None else telemetry.sumsq  # never read in accumulate mode

@@ -87,6 +87,12 @@ class ForgeParamState:
         )
 
     @property
+    def slot_tensors(self) -> list[tuple[torch.Tensor, torch.Tensor | None] | None]:
+        """Per slot, its (codes, block scales or None), or None where the rule keeps no state
+        there: the form the kernels' launchers take."""
+        return [(s.data, s.scale) if s is not None else None for s in self.slots]
+
+    @property
     def seed_index(self) -> int:
         """Index of the stochastic-rounding seed in ``hyper_buffer`` (after the rule's scalars)."""
         return len(self.rule.hyper_names)

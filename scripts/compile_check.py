@@ -173,9 +173,9 @@ def main() -> None:
 
 def _compile_gluon_variants(cfg, dy, x, w, state, label) -> int:
     """The Gluon config's main-loop-only variant (``ops.wgrad_mainloop``, the benchmark's arm) and
-    its traced step (``scripts/device/gluon_timeline.py``)."""
+    its traced step (``forge_mcore.bench.timeline``)."""
     sink = torch.zeros(1)
-    states = [(s.data, s.scale) if s is not None else None for s in state.slots]
+    states = state.slot_tensors
     hyper = state.prepare_step(state.rule.make_group())
     trace = gluon_wgrad.trace_buffer(cfg, *w.shape, w.device)
     failures = 0

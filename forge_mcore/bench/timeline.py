@@ -102,7 +102,7 @@ def run_cell(shape: str, bt: int, arm: str, reps: int, candidates: bool = False)
     tel = fm.StepTelemetry.zeros("cuda")
     fm.fused_wgrad_step(dy, x, w, state, hyper, telemetry=tel)
     committed = ops.tuned_config(dy, w, state)
-    states = [(s.data, s.scale) if s is not None else None for s in state.slots]
+    states = state.slot_tensors
     rows = []
     for cfg in [committed, *(CANDIDATES if candidates else ())]:
         if cfg is None or not gluon_wgrad.applies(cfg, state, dy, None, True, True):

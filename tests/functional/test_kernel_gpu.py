@@ -186,9 +186,8 @@ def test_traced_gluon_step_equals_the_untraced_one_and_stamps_every_unit(config)
     fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(group), config=config)
     trace = gluon_wgrad.trace_buffer(config, M, N, w.device)
     tel = fm.StepTelemetry.zeros("cuda")
-    gluon_wgrad.launch(config, dy, x, traced_w, traced, [(s.data, s.scale) if s is not None else None
-                                                          for s in traced.slots],
-                       traced.prepare_step(group), tel.sumsq, tel.nonfinite_tiles, None, None, trace=trace)
+    gluon_wgrad.launch(config, dy, x, traced_w, traced, traced.slot_tensors, traced.prepare_step(group), tel.sumsq,
+                       tel.nonfinite_tiles, None, None, trace=trace)
     assert torch.equal(w, traced_w)
     for a, b in zip(state.slots, traced.slots):
         assert (a is None) == (b is None) and (a is None or torch.equal(a.data, b.data))
