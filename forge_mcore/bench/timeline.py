@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
                     print(json.dumps(shown), flush=True)
     traced = [c for c in cells if "trace" in c]
     # every trace, for plots of other cells later (``plot`` takes a row with its "trace")
-    torch.save([{k: v for k, v in c.items()} for c in traced], os.path.join(args.out, "traces.pt"))
+    torch.save(traced, os.path.join(args.out, "traces.pt"))
     try:
         for i, cell in enumerate(traced[:args.plots]):
             plot(cell, os.path.join(args.out, "timeline.png" if i == 0 else f"timeline_{i}.png"))

@@ -10,7 +10,7 @@ Each rule provides, side by side:
 * ``triton_update`` -- a ``@triton.jit`` epilogue
   ``(g, w, s0, s1, s2, h, VARIANT) -> (w, s0, s1, s2)`` on fp32 tiles.
   ``h`` is the tuple of its per-step scalars in the order of ``hyper_names``
-  (``load_hyper``: the kernels load them once, not per tile); ``VARIANT`` is a
+  (``load_hyper``; the persistent Gluon kernel loads them once per launch); ``VARIANT`` is a
   constexpr bit set of structural options (momentum on/off, centered, nesterov,
   amsgrad ...).
 * ``reference_update`` -- the same step in plain torch on fp32 tensors: the
