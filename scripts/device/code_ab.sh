@@ -19,7 +19,7 @@ for run in $RUNS; do
   name=${run%%:*}
   tree=$PWD/${run#*:}
   # run from inside the tree: ``python -m`` puts the working directory ahead of PYTHONPATH
-  (cd "$tree" && FORGE_AUTOTUNE=0 PYTHONPATH=$tree timeout "${RUN_TIMEOUT:-150}" python3 -m forge_mcore.bench.kernel \
+  (cd "$tree" && FORGE_AUTOTUNE=0 timeout "${RUN_TIMEOUT:-150}" python3 -m forge_mcore.bench.kernel \
     --out "$OUT/$name" $ARGS > "$OUT/$name.log" 2>&1)
   echo "[code_ab] $name exit $?"
   rm -f "$OUT/$name/kernel_bench.png" "$OUT/$name/kernel_table.md"  # (the tool returns only a few files)
