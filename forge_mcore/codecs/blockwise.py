@@ -27,7 +27,7 @@ import triton
 import triton.language as tl
 
 from ..kernels.tile_io import load_tile, store_tile, tile_index
-from ..kernels.tl_bits import div_exact, sqrt
+from ..kernels.tl_bits import code_to_f32, div_exact, floor_small, sqrt
 from .base import EncodedState, StateCodec, register
 
 BLOCK = 64
@@ -79,7 +79,7 @@ def _store_scales(scale_ptr, om, on, M, N, NB, scales, BM: tl.constexpr, BN: tl.
 @triton.jit
 def scaled(codes, row_scales):
     """Codes times their rows' scales, in fp32."""
-    return codes.to(tl.float32) * row_scales[:, None]
+    return code_to_f32(codes) * row_scales[:, None]
 
 
 @triton.jit
@@ -105,9 +105,9 @@ def int8_encode(x, inside, NONNEG: tl.constexpr):
     inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
     # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
     # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
-    q = tl.floor(x * inv[:, None] + 0.5)
+    q = floor_small(x * inv[:, None] + 0.5)
     if NONNEG:
-        codes = tl.where(x > 0, tl.maximum(q, 1.0), 0.0).to(tl.uint8)  # a positive entry keeps a code step
+        codes = tl.where(x > 0, tl.maximum(q, 1), 0).to(tl.uint8)  # a positive entry keeps a code step
     else:
         codes = q.to(tl.int8)
     return codes, div_exact(absmax, qmax)

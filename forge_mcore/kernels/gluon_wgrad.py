@@ -105,12 +105,32 @@ def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S
 
 
 @gluon.jit
-def _load_state(buf, i, scale_ptr, rows, row_ok, on, NB, layout: gl.constexpr, INT8: gl.constexpr,
-                NONNEG: gl.constexpr):
+def _row_scales(scales, om, on, M, NB, ROWS: gl.constexpr, layout: gl.constexpr, HAS_S0: gl.constexpr,
+                HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, INT8: gl.constexpr):
+    """The int8 states' scales of the ROWS rows at ``om`` in the 64-column block at ``on``, asked
+    for before the consumer's main loop so their latency (an HBM sector per row) hides behind its
+    GEMM instead of opening its rule. Zeros where a state is absent or not int8 (never read)."""
+    rows = om + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
+    row_ok = rows < M
+    at = rows.to(gl.int64) * NB + on // 64
+    r0 = gl.full([ROWS], 0.0, gl.float32, layout=gl.SliceLayout(1, layout))
+    r1 = r0
+    r2 = r0
+    if INT8 and HAS_S0:
+        r0 = gl.load(scales[0] + at, mask=row_ok, other=0.0)
+    if INT8 and HAS_S1:
+        r1 = gl.load(scales[1] + at, mask=row_ok, other=0.0)
+    if INT8 and HAS_S2:
+        r2 = gl.load(scales[2] + at, mask=row_ok, other=0.0)
+    return r0, r1, r2
+
+
+@gluon.jit
+def _load_state(buf, i, row_scales, layout: gl.constexpr, INT8: gl.constexpr, NONNEG: gl.constexpr):
     """A state's half tile in fp32: widened, or (int8) decoded with its rows' scales."""
     raw = buf.index(i).load(layout)
     if INT8:
-        return int8_decode(raw, gl.load(scale_ptr + rows * NB + on // 64, mask=row_ok, other=0.0), NONNEG)
+        return int8_decode(raw, row_scales, NONNEG)
     else:
         return _widen(raw)
 
@@ -132,10 +152,10 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: 
                HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
                NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     """The rule on the column half at (om, on), read from and written back to its shared buffers.
-    codec: (M, N, NB, the states' scale pointers); INT8, NONNEG_S*: the states' coding; hyper:
-    the rule's per-step scalars (``load_hyper``)."""
+    codec: (M, N, NB, the states' scale pointers, the half's row scales from ``_row_scales``);
+    INT8, NONNEG_S*: the states' coding; hyper: the rule's per-step scalars (``load_hyper``)."""
     w_buf, s0_buf, s1_buf, s2_buf = tile_bufs
-    M, N, NB, scales = codec
+    M, N, NB, scales, row_scales = codec
     layout: gl.constexpr = acc.type.layout
     # where the half lies within the weight (an int8 block's absmax must not see past its edge)
     rows = om + gl.arange(0, acc.shape[0], layout=gl.SliceLayout(1, layout))
@@ -151,11 +171,11 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: 
     v1 = g
     v2 = g
     if HAS_S0:
-        v0 = _load_state(s0_buf, i, scales[0], rows, row_ok, on, NB, layout, INT8, NONNEG_S0)
+        v0 = _load_state(s0_buf, i, row_scales[0], layout, INT8, NONNEG_S0)
     if HAS_S1:
-        v1 = _load_state(s1_buf, i, scales[1], rows, row_ok, on, NB, layout, INT8, NONNEG_S1)
+        v1 = _load_state(s1_buf, i, row_scales[1], layout, INT8, NONNEG_S1)
     if HAS_S2:
-        v2 = _load_state(s2_buf, i, scales[2], rows, row_ok, on, NB, layout, INT8, NONNEG_S2)
+        v2 = _load_state(s2_buf, i, row_scales[2], layout, INT8, NONNEG_S2)
     w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper, VARIANT)
     w_buf.index(i).store(w.to(w_buf.dtype))
     if HAS_S0:
@@ -206,15 +226,24 @@ def _mma_step(a_ring, b_ring, a_slot, s, acc_a, acc_b):
 
 
 @gluon.jit
-def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: gl.constexpr,
-                  VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
-                  HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
+def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper, grad_scale_ptr,
+                  UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+                  HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
                   NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     HALF: gl.constexpr = acc_a.shape[1]
-    _step_half(acc_a, base, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE, VARIANT,
-               HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
-    _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE, VARIANT,
-               HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
+    M, N, NB, scales = codec
+    # The halves as a loop, not unrolled: one copy of the rule per consumer partition instead
+    # of two (the int8 rule is long enough to stall on instruction fetch); the half's registers
+    # are picked by a select.
+    for h in range(2):
+        first = h == 0
+        acc = gl.where(first, acc_a, acc_b)
+        row_scales = (gl.where(first, row_scales_a[0], row_scales_b[0]),
+                      gl.where(first, row_scales_a[1], row_scales_b[1]),
+                      gl.where(first, row_scales_a[2], row_scales_b[2]))
+        _step_half(acc, base + h, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
+                   grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
+                   NONNEG_S1, NONNEG_S2)
 
 
 # ---------------------------------------------------------------------------
@@ -371,6 +400,11 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             else:
                 mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
         _stamp(trace_ptr, j, 1, CONSUMER, TRACE_TILES)
+        # (the main-loop-only variant reads no state: zeros)
+        row_scales_a = _row_scales(scales, om, on, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
+                                   INT8 and not MAINLOOP_ONLY)
+        row_scales_b = _row_scales(scales, om, on + HALF, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
+                                   INT8 and not MAINLOOP_ONLY)
         acc_a = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
         acc_b = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
         step = t * num_k
@@ -401,9 +435,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             if finite:
-                _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), hyper,
-                              grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
-                              NONNEG_S0, NONNEG_S1, NONNEG_S2)
+                _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), row_scales_a,
+                              row_scales_b, hyper, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
+                              HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
             # A non-finite tile stores its buffers back unchanged (the same bits): every tile
             # stores the same count, which the buffer recycling below counts on.
             fence_async_shared()

@@ -56,6 +56,36 @@ def sqrt(x):
                                          pack=1)
 
 
+# The int8 codec's conversions on the fp32 and integer pipes: the conversion unit (I2F, F2I,
+# FRND) takes 16 lanes per SM and clock against the fp32 pipe's 128, and the int8 epilogue
+# spent 640 of them per thread and 64 x 128 tile on decoding and encoding two states.
+# Floats in [2^23, 2^24) are exactly the integers, so a byte written into the mantissa of
+# 2^23 (or added to 1.5 x 2^23, signed) is that integer's float, and 1.5 x 2^23 added to a
+# small y rounding toward -inf is 1.5 x 2^23 + floor(y): both exact, identical results.
+@triton.jit
+def code_to_f32(codes):
+    """uint8 / int8 codes as fp32 (exact); other dtypes (fp8) by a plain conversion."""
+    if INTERPRETING:
+        return codes.to(tl.float32)
+    elif codes.dtype == tl.uint8:
+        return (codes.to(tl.int32) | 0x4B000000).to(tl.float32, bitcast=True) - 8388608.0
+    elif codes.dtype == tl.int8:
+        return (codes.to(tl.int32) + 0x4B400000).to(tl.float32, bitcast=True) - 12582912.0
+    else:
+        return codes.to(tl.float32)
+
+
+@triton.jit
+def floor_small(y):
+    """floor(y) as int32, for |y| < 2^22 (a code before its cast)."""
+    if INTERPRETING:
+        return tl.floor(y).to(tl.int32)
+    else:
+        z = tl.inline_asm_elementwise("add.rm.f32 $0, $1, 0f4B400000;", "=r,r", [y], dtype=tl.float32,
+                                      is_pure=True, pack=1)
+        return z.to(tl.int32, bitcast=True) - 0x4B400000
+
+
 @triton.jit
 def bf16_to_f32(x):
     """Widen a bf16 tile to fp32 exactly (subnormals included)."""
