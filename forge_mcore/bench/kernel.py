@@ -284,22 +284,36 @@ def acceptance(csv_paths: list[str]) -> str:
 
 def _serial_model(csv_paths: list[str], calls: list[list[dict]]) -> str:
     """Per BT <= 1024 cell: the step against its main loop alone plus the epilogue's bytes (weight
-    and states, read and written) at the call's copy bandwidth, the time if the two never overlap."""
+    and states, read and written) at the call's copy bandwidth, the time if the two never overlap;
+    and the L2 cap, the time if they overlapped perfectly but the epilogue's bytes cost the L2 what
+    the main loop's slab reads do (main loop alone x (1 + epilogue bytes / slab bytes read from L2
+    by the cell's tiles)), with the % of floor that time would be."""
+    import ast
     import json
 
-    lines = ["| shape | BT | arm | step µs | main loop alone µs | epilogue bytes ÷ copy µs | sum µs | step ÷ sum |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| shape | BT | arm | step µs | main loop alone µs | epilogue bytes ÷ copy µs | sum µs | step ÷ sum | "
+             "L2 cap µs | % of floor at the cap |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for path, call in zip(csv_paths, calls):  # (calls: each CSV's report rows, read once by the caller)
         copy_gbps = json.load(open(os.path.join(os.path.dirname(path), "ceilings.json")))["copy_gbps"]
         for r in call:
             if int(r["bt"]) > 1024:
                 continue
             M, N = map(int, r["shape"].split("x"))
-            slab_bytes = 2 * int(r["bt"]) * (M + N)  # dY and X, bf16
-            epilogue_us = (int(r["bytes_moved"]) - slab_bytes) / (copy_gbps * 1e3)
+            bt = int(r["bt"])
+            epilogue_bytes = int(r["bytes_moved"]) - 2 * bt * (M + N)  # all but dY and X (bf16), read once
+            epilogue_us = epilogue_bytes / (copy_gbps * 1e3)
             step_us, loop_us = 1e3 * float(r["forge_ms"]), 1e3 * float(r["mainloop_ms"])
-            lines.append(f"| {r['shape']} | {r['bt']} | {r['arm']} | {step_us:.1f} | {loop_us:.1f} | "
-                         f"{epilogue_us:.1f} | {loop_us + epilogue_us:.1f} | {step_us / (loop_us + epilogue_us):.2f} |")
+            # every tile reads its dY rows and X columns over all of BT (the grid's config: the main
+            # loop ran the same one)
+            cfg = ast.literal_eval(r["config"])
+            bm, bn = cfg["block_m"], cfg["block_n"]
+            l2_slab_bytes = -(-M // bm) * -(-N // bn) * (bm + bn) * bt * 2
+            cap_us = loop_us * (1 + epilogue_bytes / l2_slab_bytes)
+            floor_us = 1e3 * float(r["floor_ms"])
+            lines.append(f"| {r['shape']} | {bt} | {r['arm']} | {step_us:.1f} | {loop_us:.1f} | "
+                         f"{epilogue_us:.1f} | {loop_us + epilogue_us:.1f} | {step_us / (loop_us + epilogue_us):.2f} | "
+                         f"{cap_us:.1f} | {100 * floor_us / max(cap_us, floor_us):.0f}% |")
     return "\n".join(lines)
 
 
