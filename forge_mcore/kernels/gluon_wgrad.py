@@ -235,7 +235,7 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
     if INT8:
         # The int8 rule is long enough to stall on instruction fetch when inlined twice: the
         # halves as a runtime loop (one copy per consumer partition), the half's registers
-        # picked by a select. 12-19% faster at BT <= 1024 (session 13); bf16 stays unrolled
+        # picked by a select. 1.12-1.25x the speed at BT <= 1024 (session 13); bf16 stays unrolled
         # (the loop measured 0-3% slower there).
         for h in range(2):
             first = h == 0
