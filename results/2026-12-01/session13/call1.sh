@@ -11,7 +11,7 @@ for t in cp_async_tile_producer int8_conversions int8_row_scales_before_main_loo
 done
 wait
 for t in base cp_async_tile_producer int8_conversions int8_row_scales_before_main_loop; do
-  (cd ab_$t && python3 ../$R/bits.py /tmp/bits_$t.pt > /tmp/bits_$t.log 2>&1)
+  (cd ab_$t && python3 ../results/2026-12-01/session12/call10/bits.py /tmp/bits_$t.pt > /tmp/bits_$t.log 2>&1)
 done
 python3 - > $OUT/bits.txt 2>&1 <<'PY'
 import torch

@@ -6,7 +6,7 @@ set -u
 OUT=${OUT:-/tmp/out}; R=results/2026-12-01/session13
 (cd ab_loop && timeout 330 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider \
    -k "(gluon or main_loop or poisoned or every_rule or every_codec) and not 151936" -n 8 > $OUT/tests_loop.log 2>&1; echo "rc $?" >> $OUT/tests_loop.log)
-for t in base i8sc loop; do (cd ab_$t && python3 ../$R/bits.py /tmp/bits_$t.pt > /tmp/bits_$t.log 2>&1); done
+for t in base i8sc loop; do (cd ab_$t && python3 ../results/2026-12-01/session12/call10/bits.py /tmp/bits_$t.pt > /tmp/bits_$t.log 2>&1); done
 python3 - > $OUT/bits.txt 2>&1 <<'PY'
 import torch
 base = torch.load("/tmp/bits_base.pt")
