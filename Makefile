@@ -18,7 +18,7 @@ run: install
 	$(PYTHON) -m forge_mcore.demo
 
 test: install
-	$(PYTHON) -m pytest -n 2 -q
+	$(PYTHON) -m pytest -n 2 -q --durations=15
 
 lint:
 	ruff check forge_mcore tests scripts
