@@ -97,6 +97,17 @@ class _OfflineCompile:
         return compile_
 
 
+def _compile(label: str, launch, *args, **kwargs) -> int:
+    """One offline compile (``launch(*args, **kwargs)``) and its ok/FAIL line; 1 if it failed."""
+    try:
+        launch(*args, **kwargs)
+    except Exception as exc:  # report every failing variant, then fail
+        print(f"FAIL  {label}: {str(exc).splitlines()[-1][:300]}", flush=True)
+        return 1
+    print(f"ok    {label}: {results[-1]}", flush=True)
+    return 0
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
@@ -147,25 +158,16 @@ def main() -> None:
                             cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
                         label = (f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
                                  f" e{cfg.epilogue_stages} w{cfg.num_warps} s{cfg.num_stages} {cfg.kernel}")
-                        try:
-                            ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()),
-                                                 backend="triton", config=cfg)
-                            print(f"ok    {label}: {results[-1]}", flush=True)
-                        except Exception as exc:  # report every failing variant, then fail
-                            failures += 1
-                            print(f"FAIL  {label}: {str(exc).splitlines()[-1][:300]}", flush=True)
+                        failures += _compile(label, ops.fused_wgrad_step, dy, x, w, state,
+                                             state.prepare_step(state.rule.make_group()), backend="triton",
+                                             config=cfg)
                         if args.gluon and gluon_wgrad.applies(cfg, state, dy, None, True, True):
                             failures += _compile_gluon_variants(cfg, dy, x, w, state, label)
             if args.gluon:
                 continue
             buf = torch.zeros(256, 512)
-            try:
-                ops.accumulate_wgrad(torch.zeros(64, 256), torch.zeros(64, 512), buf, backend="triton",
-                                     config=CONFIGS[0])
-                print(f"ok    tma={tma} accumulate: {results[-1]}")
-            except Exception as exc:
-                failures += 1
-                print(f"FAIL  tma={tma} accumulate: {str(exc).splitlines()[-1][:300]}")
+            failures += _compile(f"tma={tma} accumulate", ops.accumulate_wgrad, torch.zeros(64, 256),
+                                 torch.zeros(64, 512), buf, backend="triton", config=CONFIGS[0])
     if args.gluon:
         failures += _compile_gluon_odd_stride()
     else:
@@ -182,12 +184,8 @@ def _compile_gluon_variants(cfg, dy, x, w, state, label) -> int:
     trace = gluon_wgrad.trace_buffer(cfg, *w.shape, w.device)
     failures = 0
     for name, kwargs in (("mainloop", dict(mainloop_only=True)), ("traced", dict(trace=trace))):
-        try:
-            gluon_wgrad.launch(cfg, dy, x, w, state, states, hyper, sink, sink, None, None, **kwargs)
-            print(f"ok    {label} {name}: {results[-1]}", flush=True)
-        except Exception as exc:
-            failures += 1
-            print(f"FAIL  {label} {name}: {str(exc).splitlines()[-1][:300]}", flush=True)
+        failures += _compile(f"{label} {name}", gluon_wgrad.launch, cfg, dy, x, w, state, states, hyper, sink, sink,
+                             None, None, **kwargs)
     return failures
 
 
@@ -201,13 +199,8 @@ def _compile_gluon_odd_stride() -> int:
     dy, x = torch.zeros(64, 200, dtype=torch.bfloat16), torch.zeros(64, 776, dtype=torch.bfloat16)
     for cfg in (c for c in CONFIGS + CANDIDATES if c.kernel != "triton"):
         label = f"tma=True adamw bf16 bf16 200x776 {cfg.block_m}x{cfg.block_n} s{cfg.num_stages} {cfg.kernel}"
-        try:
-            ops.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group()), backend="triton",
-                                 config=cfg)
-            print(f"ok    {label}: {results[-1]}", flush=True)
-        except Exception as exc:
-            failures += 1
-            print(f"FAIL  {label}: {str(exc).splitlines()[-1][:300]}", flush=True)
+        failures += _compile(label, ops.fused_wgrad_step, dy, x, w, state, state.prepare_step(state.rule.make_group()),
+                             backend="triton", config=cfg)
     return failures
 
 
@@ -222,12 +215,7 @@ def _compile_cross_entropy() -> int:
         calls = (("block_stats", cross_entropy.block_stats, (logits, index, index, 0, values, values, values)),
                  ("block_dlogits_", cross_entropy.block_dlogits_, (logits, values, values, index, index, 0)))
         for name, launcher, args in calls:
-            try:
-                launcher(*args)
-                print(f"ok    cross_entropy.{name} {dtype}: {results[-1]}", flush=True)
-            except Exception as exc:
-                failures += 1
-                print(f"FAIL  cross_entropy.{name} {dtype}: {str(exc).splitlines()[-1][:300]}", flush=True)
+            failures += _compile(f"cross_entropy.{name} {dtype}", launcher, *args)
     return failures
 
 
