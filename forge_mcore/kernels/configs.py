@@ -14,7 +14,7 @@ from dataclasses import dataclass
 CODEC_BLOCK = 64
 # The kernels a TileConfig may select (``TileConfig.kernel``): the Triton kernel and the
 # persistent Gluon kernel's two schedules (``kernels/gluon_wgrad.py``).
-GLUON_KERNELS = ("gluon_ws", "gluon_coop")
+GLUON_KERNELS = ("gluon_ws", "gluon_coop", "gluon_tall")
 KERNELS = ("triton", *GLUON_KERNELS)
 
 
@@ -41,7 +41,8 @@ class TileConfig:
     # "gluon_ws": the persistent, warp-specialized Hopper kernel of ``kernels/gluon_wgrad.py``,
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
     # other's GEMM, with a tile buffer each (epilogue_stages 2). "gluon_coop": the same kernel
-    # with both consumers on one 128-row tile, a 64-row half and a tile buffer each. Where
+    # with both consumers on one 128-row tile, a 64-row half and a tile buffer each; "gluon_tall":
+    # ping-pong on 128-row tiles, each through its consumer's 64-row buffer in two passes. Where
     # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
     # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
@@ -64,13 +65,19 @@ class TileConfig:
 
     @property
     def row_blocks(self) -> int:
-        """64-row blocks of a Gluon tile, one per consumer of a cooperative tile ("gluon_coop")."""
+        """64-row blocks of a Gluon tile: one per consumer of a cooperative tile ("gluon_coop"), two
+        passes of one consumer's buffer in a tall one ("gluon_tall")."""
+        return 2 if self.kernel in ("gluon_coop", "gluon_tall") else 1
+
+    @property
+    def units_per_tile(self) -> int:
+        """Consumers' shares of a Gluon tile (units): both consumers share a cooperative one."""
         return 2 if self.kernel == "gluon_coop" else 1
 
     @property
     def guard_tile(self) -> tuple[int, int]:
         """The block one guard + telemetry reduction covers (a non-finite one is skipped whole and
-        counted once): the tile, or a consumer's 64-row half of a cooperative tile."""
+        counted once): the tile, or a 64-row block of a cooperative or tall one."""
         return self.block_m // self.row_blocks, self.block_n
 
     @functools.cached_property  # (read at every full launch; the fields are frozen)
@@ -125,6 +132,15 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    # Ping-pong on 128-row tiles ("gluon_tall", session 14): at BT <= 1024 the 64-row ping-pong
+    # tile's slab reads from L2 (48 B per output and k-step) cap the step below 70% of its floor
+    # (docs/kernel.md, "L2 cap"); a 128-row tile reads 32. Against the tuned configs in one call
+    # (results/2026-12-01/session14/call4/): AdamW bf16 (four-deep) 1.02-1.11x at BT 1024 and
+    # 1.03-1.05x at BT 4096 on the 4096-class shapes, 0.93-0.99x at BT 512; SGD-momentum
+    # (five-deep: a tile of 4 B per element) 1.08-1.22x at BT 1024. Not for int8 states
+    # (``gluon_wgrad.applies``).
+    TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall"),
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_tall"),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
@@ -139,7 +155,8 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (slower than 5-deep in every cell); one tile buffer shared by the ping-pong consumers, which
 # left room for a six- or seven-deep ring (session 10: 0.81-1.06x, the next tile's loads wait
 # for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
-# (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four).
+# (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
+# three-deep tall ring (session 14: 0.70-0.99x the tuned configs, slower than four-deep everywhere).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

@@ -226,6 +226,19 @@ def _mma_step(a_ring, b_ring, a_slot, s, acc_a, acc_b):
 
 
 @gluon.jit
+def _mma_step_tall(a_ring, b_ring, s, acc_a, acc_b, acc_c, acc_d):
+    """``_mma_step`` of a 128-row unit: stage ``s``'s two dY row blocks (rows 0-63 into acc_a/acc_b,
+    64-127 into acc_c/acc_d) against its X halves."""
+    top = a_ring.index(2 * s).permute((1, 0))
+    bottom = a_ring.index(2 * s + 1).permute((1, 0))
+    acc_a = warpgroup_mma(top, b_ring.index(2 * s), acc_a, is_async=True)
+    acc_b = warpgroup_mma(top, b_ring.index(2 * s + 1), acc_b, is_async=True)
+    acc_c = warpgroup_mma(bottom, b_ring.index(2 * s), acc_c, is_async=True)
+    acc_d = warpgroup_mma(bottom, b_ring.index(2 * s + 1), acc_d, is_async=True)
+    return warpgroup_mma_wait(num_outstanding=4, deps=(acc_a, acc_b, acc_c, acc_d))
+
+
+@gluon.jit
 def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper, grad_scale_ptr,
                   UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                   HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
@@ -262,7 +275,7 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 # unit's weight and states into its consumer's tile buffer as soon as that buffer's previous
 # stores have read it. Two consumer warpgroups run the wgmma main loop, the guard and the
 # rule, and store their units back from their buffers. A unit is a consumer's share of a tile,
-# in one of two schedules (``ROW_BLOCKS``):
+# in one of three schedules (``ROW_BLOCKS`` 64-row blocks per tile, ``COOPERATIVE``):
 # - ping-pong (1, CUTLASS's schedule for epilogue-heavy GEMMs): a unit is a whole 64-row
 #   tile, the consumers take alternate tiles and their main loops take turns, so one's rule
 #   and stores run beside the other's GEMM. Measured in session 8 (docs/kernel.md, five-deep
@@ -271,12 +284,19 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 # - cooperative (2): a unit is one 64-row half of a 128-row tile, both consumers work on the
 #   same tile at once and share its X slab, so a tile reads 32 B of slabs per output and
 #   k-step instead of 48; the next tile's weight and states arrive during its main loop.
-# Consumer c takes units c, c + 2, ... in both; a unit's buffer is its consumer's.
+# - tall ping-pong (2, not cooperative; under evaluation): ping-pong on 128-row tiles, 32 B of
+#   slabs per output and k-step as in the cooperative one; a unit goes through its consumer's
+#   64-row buffer in two passes, the second's rows fetched once the first's are stored.
+# Consumer c takes units c, c + 2, ... in all; a unit's buffer is its consumer's, and goes back
+# to the tile producer after the consumer's next unit's first wgmma, so waiting for its stores to
+# drain is off the consumer's chain (ping-pong waited before its next turn: 4-10% slower at BT
+# 1024 for AdamW bf16, session 14 call 1).
 
 
 # Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
 # its first TRACE_TILES units into trace_ptr[program, consumer, unit, phase]
-# (``forge_mcore.bench.timeline`` reads them).
+# (``forge_mcore.bench.timeline`` reads them). "released" is stamped in the consumer's next unit
+# (after its first wgmma), so a unit's "stores drained" includes that unit's turn wait.
 TRACE_PHASE_NAMES = ("turn", "main loop", "main loop done", "tile ready", "stores issued", "released")
 TRACE_PHASES = gl.constexpr(len(TRACE_PHASE_NAMES))
 
@@ -309,11 +329,11 @@ def _ws_tile(i, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.
 
 @gluon.jit
 def _ws_unit(u, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr,
-             ROW_BLOCKS: gl.constexpr):
+             ROW_BLOCKS: gl.constexpr, UNITS_PER_TILE: gl.constexpr):
     """Unit ``u`` of this program: its tile (this program's count) and the origin of its rows."""
-    t = u // ROW_BLOCKS
+    t = u // UNITS_PER_TILE
     om, on = _ws_tile(t, M, N, ROW_BLOCKS * ROWS, BLOCK_N, GROUP_M)
-    return t, om + (u % ROW_BLOCKS) * ROWS, on
+    return t, om + (u % UNITS_PER_TILE) * ROWS, on
 
 
 @gluon.jit
@@ -340,14 +360,15 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 @gluon.jit
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                      MAINLOOP_ONLY: gl.constexpr):
+                      COOPERATIVE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr):
     if not MAINLOOP_ONLY:
-        _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)
+        _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE)
 
 
 @gluon.jit
 def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr):
+                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
+                    COOPERATIVE: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     w_desc, s0_desc, s1_desc, s2_desc = tile_descs
@@ -355,14 +376,23 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
     epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                    + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
-    for u in range(ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)):
-        t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS)
-        # Unit u is consumer c's j-th: it goes into c's buffer once c has stored unit j - 1 from it.
-        c = u % 2
-        j = u // 2
-        mbarrier.wait(epi_empty.index(c), (j + 1) & 1, pred=j > 0)
-        mbarrier.expect(epi_ready.index(c), epi_bytes)
-        _fetch_tile(tile_descs, tile_bufs, 2 * c, om, on, epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
+    UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
+    PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS
+    units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
+    # Fill f of consumer c's buffer (its unit j's pass p: f = j * PASSES + p) goes in once c has
+    # stored fill f - 1 from it. In the order the consumers need them: both consumers' first
+    # passes before either's second (a second pass waits for its first pass's stores).
+    for j in range(gl.cdiv(units, 2)):
+        for p in gl.static_range(PASSES):
+            for c in gl.static_range(2):
+                u = 2 * j + c
+                if u < units:
+                    t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
+                    f = j * PASSES + p
+                    mbarrier.wait(epi_empty.index(c), (f + 1) & 1, pred=f > 0)
+                    mbarrier.expect(epi_ready.index(c), epi_bytes)
+                    _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1,
+                                HAS_S2)
 
 
 @gluon.jit
@@ -375,15 +405,33 @@ def _ws_release(epi_empty, CONSUMER: gl.constexpr):
 
 
 @gluon.jit
+def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
+             grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
+             HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
+             NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr, CONSUMER: gl.constexpr):
+    """A 64-row block of the consumer's unit, its weight and states in the consumer's buffer: the
+    rule where ``finite`` (``_guard``), then the stores."""
+    if finite:
+        _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
+                      grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
+                      NONNEG_S1, NONNEG_S2)
+    # A non-finite block stores its buffers back unchanged (the same bits): every fill stores the
+    # same count, which the buffer recycling counts on.
+    fence_async_shared()
+    _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
+
+
+@gluon.jit
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
                  INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-                 ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr,
-                 HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, num_warps: gl.constexpr):
+                 ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr,
+                 TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr,
+                 num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
-    # CONSUMER + 2, ... In ping-pong (ROW_BLOCKS 1) their main loops take turns (``order``), so
-    # each one's rule and stores run beside the other's GEMM; cooperative (2), both run the same
+    # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
+    # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
     # tile's main loop at once, on their own dY row block and the shared X slab.
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
@@ -392,15 +440,18 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     STAGES: gl.constexpr = slab_ready.type.shape[0]
+    UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
+    PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS  # 64-row blocks of a unit (tall: 2)
     layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
-    units = ROW_BLOCKS * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
+    units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
     hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency
+    codec = (M, N, NB, scales)
     for j in range(gl.cdiv(units - CONSUMER, 2)):
         u = 2 * j + CONSUMER
-        t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS)
+        t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
         _stamp(trace_ptr, j, 0, CONSUMER, TRACE_TILES)
-        if ROW_BLOCKS == 1:
+        if not COOPERATIVE:
             # the other consumer has waited for every slab before this tile's (a ring slot's
             # barrier is then never more than one phase ahead of its waiter)
             if CONSUMER == 1:
@@ -415,46 +466,66 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                                    INT8 and not MAINLOOP_ONLY)
         acc_a = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
         acc_b = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
+        # a tall unit's second 64-row block (unused otherwise)
+        row_scales_c = row_scales_a
+        row_scales_d = row_scales_b
+        acc_c = acc_a
+        acc_d = acc_b
+        if PASSES == 2:
+            row_scales_c = _row_scales(scales, om + ROWS, on, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
+                                       INT8 and not MAINLOOP_ONLY)
+            row_scales_d = _row_scales(scales, om + ROWS, on + HALF, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
+                                       INT8 and not MAINLOOP_ONLY)
         step = t * num_k
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
-            acc_a, acc_b = _mma_step(a_ring, b_ring, ROW_BLOCKS * s + CONSUMER % ROW_BLOCKS, s, acc_a, acc_b)
+            if PASSES == 2:
+                acc_a, acc_b, acc_c, acc_d = _mma_step_tall(a_ring, b_ring, s, acc_a, acc_b, acc_c, acc_d)
+            else:
+                acc_a, acc_b = _mma_step(a_ring, b_ring, ROW_BLOCKS * s + CONSUMER % ROW_BLOCKS, s, acc_a, acc_b)
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
             # (cooperative: once both consumers have arrived)
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
-            if ROW_BLOCKS == 2:
-                # cooperative: the previous unit's stores drained behind this unit's first wgmma
-                if k == 0 and j > 0 and not MAINLOOP_ONLY:
-                    _ws_release(epi_empty, CONSUMER)
+            # the previous unit's stores drained behind this unit's first wgmma, off the consumer's
+            # chain (in ping-pong the drain before its turn was on it: timeline, session 13)
+            if k == 0 and j > 0 and not MAINLOOP_ONLY:
+                _ws_release(epi_empty, CONSUMER)
+                _stamp(trace_ptr, j - 1, 5, CONSUMER, TRACE_TILES)
             step += 1
-        if ROW_BLOCKS == 1:
+        if not COOPERATIVE:
             mbarrier.arrive(order.index(CONSUMER), count=1)
-        acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
+        if PASSES == 2:
+            acc_a, acc_b, acc_c, acc_d = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b, acc_c, acc_d))
+        else:
+            acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
         _stamp(trace_ptr, j, 2, CONSUMER, TRACE_TILES)
 
         if MAINLOOP_ONLY:
-            # the benchmark's "epilogue compiled out" arm: the tile reduced to one atomic, as in
+            # the benchmark's "epilogue compiled out" arm: the unit reduced to one atomic, as in
             # the Triton kernel's MODE_MAINLOOP
-            gl.atomic_add(sumsq_ptr, gl.sum(gl.sum(acc_a + acc_b, axis=1), axis=0), sem=TELEMETRY_SEM)
+            total = acc_a + acc_b
+            if PASSES == 2:
+                total += acc_c + acc_d
+            gl.atomic_add(sumsq_ptr, gl.sum(gl.sum(total, axis=1), axis=0), sem=TELEMETRY_SEM)
         else:
+            # buffer fill j * PASSES + p holds pass p's weight and states
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-            mbarrier.wait(epi_ready.index(CONSUMER), j & 1)
+            mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
-            if finite:
-                _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, (M, N, NB, scales), row_scales_a,
-                              row_scales_b, hyper, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
-                              HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
-            # A non-finite tile stores its buffers back unchanged (the same bits): every tile
-            # stores the same count, which the buffer recycling below counts on.
-            fence_async_shared()
-            _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
+            _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
+                     grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
+                     NONNEG_S1, NONNEG_S2, CONSUMER)
+            if PASSES == 2:
+                _ws_release(epi_empty, CONSUMER)  # the second block's rows go into the buffer
+                finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
+                mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
+                _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs, tile_descs,
+                         hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
+                         INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, CONSUMER)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
-            if ROW_BLOCKS == 1:
-                _ws_release(epi_empty, CONSUMER)  # this wait runs beside the other consumer's main loop
-                _stamp(trace_ptr, j, 5, CONSUMER, TRACE_TILES)
-    tma.store_wait(pendings=0)  # (cooperative: the last unit's stores, before the buffers go away)
+    tma.store_wait(pendings=0)  # the last unit's stores, before the buffers go away
 
 
 @gluon.jit
@@ -465,12 +536,13 @@ def gluon_ws_fused_step_kernel(
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-    GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-    TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, num_warps: gl.constexpr,
+    GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
+    MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
-    # A tile is ROW_BLOCKS x ROWS rows (1: ping-pong, 2: cooperative) by 2 x HALF columns.
+    # A tile is ROW_BLOCKS x ROWS rows (1: ping-pong; 2: cooperative, or tall ping-pong) by 2 x HALF
+    # columns.
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # Launched with one program per SM (or fewer).
@@ -491,7 +563,7 @@ def gluon_ws_fused_step_kernel(
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
-        mbarrier.init(slab_empty.index(i), count=ROW_BLOCKS)  # cooperative: both consumers read a slab
+        mbarrier.init(slab_empty.index(i), count=2 if COOPERATIVE else 1)  # cooperative: both read a slab
     for i in gl.static_range(2):
         mbarrier.init(epi_ready.index(i), count=1)
         mbarrier.init(epi_empty.index(i), count=1)
@@ -505,15 +577,17 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, trace_ptr, TRACE_TILES,
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY, trace_ptr,
+                        TRACE_TILES,
                         HYPER_COUNT, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, MAINLOOP_ONLY, trace_ptr, TRACE_TILES,
+                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY, trace_ptr,
+                        TRACE_TILES,
                         HYPER_COUNT, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                             MAINLOOP_ONLY)),
+                             COOPERATIVE, MAINLOOP_ONLY)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
@@ -539,10 +613,12 @@ SMEM_LIMIT = 226 * 1024
 
 def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
-    bf16 dY/X, every operand TMA-aligned, plain or int8 states, a bf16 or fp32 weight without a
-    master copy, and the slab ring plus the tile's weight and states within shared memory."""
+    bf16 dY/X, every operand TMA-aligned, plain or int8 states (not int8 on tall tiles: their
+    rule spills there, 0.6-0.8x the speed, session 14), a bf16 or fp32 weight without a master
+    copy, and the slab ring plus the tile's weight and states within shared memory."""
+    codecs = ("bf16", "fp32") if cfg.kernel == "gluon_tall" else ("bf16", "fp32", "int8")
     if not (cfg.kernel in GLUON_KERNELS and state is not None and accum is None and slab_tma and tile_tma
-            and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32", "int8")
+            and dy.dtype == torch.bfloat16 and state.codec.name in codecs
             and state.store.name in ("bf16", "fp32")):
         return False
     unit = cfg.block_m // cfg.row_blocks * cfg.block_n  # one consumer's share of a tile: its buffer
@@ -589,7 +665,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            ROW_BLOCKS=cfg.row_blocks, MAINLOOP_ONLY=mainloop_only, TRACE_TILES=trace_tiles,
+            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.kernel == "gluon_coop", MAINLOOP_ONLY=mainloop_only,
+            TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
@@ -618,7 +695,7 @@ def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
     units per consumer, phases] int64."""
     programs = _programs(cfg, M, N, device.index)
     tiles_per_program = -(-_tiles(cfg, M, N) // programs)
-    units_per_consumer = -(-cfg.row_blocks * tiles_per_program // 2)
+    units_per_consumer = -(-cfg.units_per_tile * tiles_per_program // 2)
     return torch.zeros(programs, 2, units_per_consumer, len(TRACE_PHASE_NAMES), dtype=torch.int64, device=device)
 
 

@@ -192,7 +192,7 @@ def test_traced_gluon_step_equals_the_untraced_one_and_stamps_every_unit(config)
     for a, b in zip(state.slots, traced.slots):
         assert (a is None) == (b is None) and (a is None or torch.equal(a.data, b.data))
     ran = trace[..., 0] > 0
-    assert int(ran.sum()) == config.row_blocks * (M // config.block_m) * (N // config.block_n)  # every unit, once
+    assert int(ran.sum()) == config.units_per_tile * (M // config.block_m) * (N // config.block_n)  # every unit, once
     stamps = trace[ran][:, :5]  # (the cooperative schedule has no release stamp)
     assert bool((stamps[:, 1:] >= stamps[:, :-1]).all())
 

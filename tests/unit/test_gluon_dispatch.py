@@ -15,6 +15,7 @@ from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, GLUON_KERNELS, Tile
 
 WS = TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws")
 COOP = TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_coop")
+TALL = dataclasses.replace(COOP, kernel="gluon_tall")
 BF16 = torch.empty(1, dtype=torch.bfloat16)
 
 
@@ -66,6 +67,16 @@ def test_everything_else_takes_the_triton_kernel(why, args):
 def test_configs_the_gluon_kernel_cannot_run_are_refused(bad):
     with pytest.raises(ValueError):
         dataclasses.replace(WS, **bad)
+
+
+def test_tall_tiles_pass_through_a_64_row_buffer_and_take_no_int8_states():
+    # 4 slabs of 32 KB + 2 buffers of 64x128 x (bf16 weight + 2 bf16 moments) = 224 KB
+    assert gluon_wgrad.applies(TALL, _state(), BF16, None, True, True)
+    assert not gluon_wgrad.applies(TALL, _state(codec="int8"), BF16, None, True, True)  # its rule spills there
+    five = dataclasses.replace(TALL, num_stages=5)
+    assert not gluon_wgrad.applies(five, _state(), BF16, None, True, True)  # 256 KB
+    assert gluon_wgrad.applies(five, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True)
+    assert TALL.guard_tile == (64, 128) and TALL.units_per_tile == 1 and COOP.units_per_tile == 2
 
 
 def test_cooperative_buffers_count_one_consumers_half_tile():
