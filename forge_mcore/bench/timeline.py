@@ -81,15 +81,14 @@ def summarize(trace: torch.Tensor) -> dict:
     return out
 
 
-def run_cell(shape: str, bt: int, arm: str, reps: int, candidates: bool = False) -> list[dict]:
+def run_cell(shape: str, bt: int, arm: str, reps: int, extra: tuple = ()) -> list[dict]:
     """Untraced and traced step times, and the trace's summary, for one cell: its committed
-    config, and with ``candidates`` each Gluon config of ``configs.CANDIDATES`` that applies."""
+    config, and each config of ``extra`` (Gluon ``TileConfig``s) that applies."""
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.bench.common import time_graph
     from forge_mcore.bench.kernel import ARMS
     from forge_mcore.kernels import gluon_wgrad
-    from forge_mcore.kernels.configs import CANDIDATES
 
     M, N = map(int, shape.split("x"))
     rule, state_dtype, hp, _ = ARMS[arm]
@@ -104,7 +103,7 @@ def run_cell(shape: str, bt: int, arm: str, reps: int, candidates: bool = False)
     committed = ops.tuned_config(dy, w, state)
     states = state.slot_tensors
     rows = []
-    for cfg in [committed, *(CANDIDATES if candidates else ())]:
+    for cfg in [committed, *(c for c in extra if c != committed)]:
         if cfg is None or not gluon_wgrad.applies(cfg, state, dy, None, True, True):
             if cfg is committed:
                 rows.append(dict(shape=shape, bt=bt, arm=arm, config=str(cfg),
@@ -166,17 +165,24 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--arms", default="adamw-bf16,adamw-int8")
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--candidates", action="store_true", help="also every Gluon config of configs.CANDIDATES")
+    p.add_argument("--kernels", default="", help="also every config of CONFIGS and CANDIDATES of these Gluon "
+                   "kernels (comma-separated, e.g. gluon_ws,gluon_tall)")
     p.add_argument("--plots", type=int, default=1, help="plot the first PLOTS traced rows (timeline_<i>.png)")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("the timeline needs a CUDA device (Hopper: the Gluon kernel)")
     os.environ.setdefault("FORGE_AUTOTUNE", "0")  # the committed config, as a training step runs it
     os.makedirs(args.out, exist_ok=True)
+    from forge_mcore.kernels.configs import CANDIDATES, CONFIGS
+
+    kernels = set(filter(None, args.kernels.split(",")))
+    extra = tuple(dict.fromkeys([c for c in CONFIGS + CANDIDATES if c.kernel in kernels]
+                                + list(CANDIDATES if args.candidates else ())))
     cells = []
     for shape in args.shapes.split(","):
         for bt in map(int, args.bts.split(",")):
             for arm in args.arms.split(","):
-                for cell in run_cell(shape, bt, arm, args.reps, args.candidates):
+                for cell in run_cell(shape, bt, arm, args.reps, extra):
                     cells.append(cell)
                     shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in cell.items() if k != "trace"}
                     print(json.dumps(shown), flush=True)
