@@ -1,5 +1,6 @@
 """The Gluon kernel (``kernels/gluon_wgrad.py``) cannot run under the interpreter: this checks,
-without a GPU, that every Gluon config still compiles for sm_90 with each rule family and at a
+without a GPU, that every Gluon config still compiles for sm_90 with AdamW (and its main-loop-only
+and traced variants), each rule family on one config per Gluon kernel, and at a
 row stride that is a multiple of 8 elements but not 16 (Triton's compiler and ptxas,
 ``scripts/compile_check.py --gluon --sass``), and that its SASS
 has no GPU-scope fence (the telemetry atomics are relaxed: acq_rel fenced each tile's add, up to
