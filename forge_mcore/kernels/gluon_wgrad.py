@@ -284,9 +284,10 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 # - cooperative (2): a unit is one 64-row half of a 128-row tile, both consumers work on the
 #   same tile at once and share its X slab, so a tile reads 32 B of slabs per output and
 #   k-step instead of 48; the next tile's weight and states arrive during its main loop.
-# - tall ping-pong (2, not cooperative; under evaluation): ping-pong on 128-row tiles, 32 B of
-#   slabs per output and k-step as in the cooperative one; a unit goes through its consumer's
-#   64-row buffer in two passes, the second's rows fetched once the first's are stored.
+# - tall ping-pong (2, not cooperative): ping-pong on 128-row tiles, 32 B of slabs per output
+#   and k-step as in the cooperative one; a unit goes through its consumer's 64-row buffer in
+#   two passes, the second's rows fetched once the first's are stored (session 14: 1.02-1.22x
+#   at BT 1024 for AdamW bf16 and SGD-momentum, slower at BT 512, where that wait shows).
 # Consumer c takes units c, c + 2, ... in all; a unit's buffer is its consumer's, and goes back
 # to the tile producer after the consumer's next unit's first wgmma, so waiting for its stores to
 # drain is off the consumer's chain (ping-pong waited before its next turn: 4-10% slower at BT
@@ -578,13 +579,11 @@ def gluon_ws_fused_step_kernel(
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY, trace_ptr,
-                        TRACE_TILES,
-                        HYPER_COUNT, 0, num_warps)),
+                        TRACE_TILES, HYPER_COUNT, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY, trace_ptr,
-                        TRACE_TILES,
-                        HYPER_COUNT, 1, num_warps)),
+                        TRACE_TILES, HYPER_COUNT, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                              COOPERATIVE, MAINLOOP_ONLY)),
