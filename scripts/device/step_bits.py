@@ -6,7 +6,9 @@
 
 ``save`` imports ``forge_mcore`` from TREE and says which file it imported (a script's own folder
 and PYTHONPATH come before the working directory: until session 14 the copies of this script run
-from inside a tree imported the checkout's package whatever the tree).
+from inside a tree imported the checkout's package whatever the tree). Each step's tile config is
+saved with it and ``compare`` names the configs where they differ: a shape without a committed
+winner (1000 x 4096) is tuned in each process, and the tuner may choose differently.
 """
 import os
 import sys
@@ -34,7 +36,8 @@ def save(tree: str, out: str) -> None:
             state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
             for _ in range(2):
                 fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group(**hp)))
-            steps[(arm, M, N, bt)] = [w.cpu()] + [s.data.cpu() for s in state.slots if s is not None]
+            tensors = [w.cpu()] + [s.data.cpu() for s in state.slots if s is not None]
+            steps[(arm, M, N, bt)] = (tensors, str(fm.ops.tuned_config(dy, w, state)))
     torch.save(steps, out)
 
 
@@ -42,11 +45,13 @@ def compare(base: str, *others: str) -> None:
     ref = torch.load(base)
     for other in others:
         got = torch.load(other)
-        for key, tensors in ref.items():
-            diffs = [(a != b).sum().item() for a, b in zip(tensors, got[key])]
+        for key, (tensors, config) in ref.items():
+            other_tensors, other_config = got[key]
+            diffs = [(a != b).sum().item() for a, b in zip(tensors, other_tensors)]
             print(other, key, "equal" if not any(diffs) else f"DIFF: elements differing per tensor {diffs}, rows "
                   + " ".join(f"{(a != b).any(dim=1).nonzero().flatten()[[0, -1]].tolist()}" if n else "-"
-                             for a, b, n in zip(tensors, got[key], diffs)))
+                             for a, b, n in zip(tensors, other_tensors, diffs)),
+                  "" if config == other_config else f"(configs differ: {config} vs {other_config})")
 
 
 if __name__ == "__main__":
