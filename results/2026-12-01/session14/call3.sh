@@ -6,9 +6,7 @@
 set -u
 OUT=${OUT:-/tmp/out}
 export FORGE_AUTOTUNE=0
-timeout 330 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider \
-   -k "(gluon or main_loop or poisoned or every_rule or every_codec) and not 151936" -n 8 > $OUT/tests.log 2>&1; echo "rc $?" >> $OUT/tests.log
-tail -n 15 $OUT/tests.log
+TIMEOUT=330 bash scripts/device/gluon_tests.sh  # (the same command, factored out after the call)
 python3 scripts/device/step_bits.py save ab_base /tmp/bits_base.pt
 python3 scripts/device/step_bits.py save . /tmp/bits_new.pt
 python3 scripts/device/step_bits.py compare /tmp/bits_base.pt /tmp/bits_new.pt | tee $OUT/bits.txt

@@ -4,9 +4,7 @@
 set -u
 OUT=${OUT:-/tmp/out}
 export FORGE_AUTOTUNE=0
-timeout 300 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider \
-   -k "(gluon or main_loop or poisoned or every_rule or every_codec) and not 151936" -n 8 > $OUT/tests.log 2>&1; echo "rc $?" >> $OUT/tests.log
-tail -n 3 $OUT/tests.log
+TIMEOUT=300 bash scripts/device/gluon_tests.sh  # (the same command, factored out after the call)
 timeout 200 python3 -m forge_mcore.bench.timeline --out $OUT/tl --shapes 4096x4096,12288x4096 --bts 512,1024 \
    --arms adamw-bf16,sgdm-bf16 --kernels gluon_ws,gluon_tall --plots 8 > $OUT/tl.log 2>&1; echo "timeline rc $?"
 rm -f $OUT/tl/traces.pt

@@ -5,9 +5,7 @@
 set -u
 OUT=${OUT:-/tmp/out}
 export FORGE_AUTOTUNE=0
-timeout 300 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider \
-   -k "(gluon or main_loop or poisoned or every_rule or every_codec) and not 151936" -n 8 > $OUT/tests.log 2>&1; echo "rc $?" >> $OUT/tests.log
-tail -n 3 $OUT/tests.log; grep FAILED $OUT/tests.log | head -5
+TIMEOUT=300 bash scripts/device/gluon_tests.sh  # (the same command, factored out after the call)
 python3 scripts/device/step_bits.py save ab_base /tmp/b.pt
 python3 scripts/device/step_bits.py save . /tmp/n1.pt
 python3 scripts/device/step_bits.py save . /tmp/n2.pt
