@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 CODEC_BLOCK = 64
 # The kernels a TileConfig may select (``TileConfig.kernel``): the Triton kernel and the
-# persistent Gluon kernel's two schedules (``kernels/gluon_wgrad.py``).
+# persistent Gluon kernel's three schedules (``kernels/gluon_wgrad.py``).
 GLUON_KERNELS = ("gluon_ws", "gluon_coop", "gluon_tall")
 KERNELS = ("triton", *GLUON_KERNELS)
 
@@ -136,8 +136,8 @@ CONFIGS: tuple[TileConfig, ...] = (
     # tile's slab reads from L2 (48 B per output and k-step) cap the step below 70% of its floor
     # (docs/kernel.md, "L2 cap"); a 128-row tile reads 32. Against the tuned configs in one call
     # (results/2026-12-01/session14/call4/): AdamW bf16 (four-deep) 1.02-1.11x at BT 1024 and
-    # 1.03-1.05x at BT 4096 on the 4096-class shapes (1024x4096: 0.98x), 0.93-0.99x at BT 512; SGD-momentum
-    # (five-deep: a tile of 4 B per element) 1.08-1.22x at BT 1024. Not for int8 states
+    # 1.03-1.05x at BT 4096 on the 4096-class shapes (1024x4096: 0.98x), 0.93-0.99x at BT 512;
+    # SGD-momentum (five-deep: a tile of 4 B per element) 1.08-1.22x at BT 1024. Not for int8 states
     # (``gluon_wgrad.applies``).
     TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall"),
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_tall"),
@@ -156,8 +156,8 @@ CONFIGS: tuple[TileConfig, ...] = (
 # left room for a six- or seven-deep ring (session 10: 0.81-1.06x, the next tile's loads wait
 # for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
-# three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than four-deep
-# everywhere).
+# three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
+# four-deep everywhere).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
