@@ -102,7 +102,11 @@ def _compile(label: str, launch, *args, **kwargs) -> int:
     try:
         launch(*args, **kwargs)
     except Exception as exc:  # report every failing variant, then fail
-        print(f"FAIL  {label}: {str(exc).splitlines()[-1][:300]}", flush=True)
+        # the innermost cause: a Gluon error inside warp_specialize arrives wrapped in compiler
+        # errors whose own text ends in the caret under the outer call
+        while exc.__cause__ or exc.__context__:
+            exc = exc.__cause__ or exc.__context__
+        print(f"FAIL  {label}: {type(exc).__name__}: {str(exc).strip()[-300:]}", flush=True)
         return 1
     print(f"ok    {label}: {results[-1]}", flush=True)
     return 0

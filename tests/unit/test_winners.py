@@ -7,6 +7,7 @@ import torch
 
 import forge_mcore as fm
 from forge_mcore import ops
+from forge_mcore.bench.kernel import ARMS, runs_as_labelled
 from forge_mcore.kernels import winners
 from forge_mcore.kernels.configs import CONFIGS, GLUON_KERNELS
 
@@ -14,8 +15,14 @@ from forge_mcore.kernels.configs import CONFIGS, GLUON_KERNELS
 def test_committed_winners_are_current_candidates():
     rows = winners.read()
     assert rows, "winners.csv is empty"
+    arms = {(rule, codec): hp for rule, codec, hp, _ in ARMS.values()}
     for device, cells, cfg, _ms in rows:
         assert cfg in CONFIGS, (device, cells, cfg)
+        # and runs the kernel it names (a Gluon config that does not apply runs the Triton one)
+        rule, codec, store = cells[7], cells[9], cells[10]
+        state = fm.ForgeParamState.create(torch.zeros(1, 1, dtype=torch.bfloat16), rule, arms[(rule, codec)], codec,
+                                          store)
+        assert runs_as_labelled(cfg, state, torch.zeros(1, 1, dtype=torch.bfloat16)), (device, cells, cfg)
 
 
 def _setup(monkeypatch, tmp_path, device_name):
@@ -141,3 +148,31 @@ def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(
     # and the L2 cap: 50 µs x (1 + 4 MB / the 128 x 128 tiles' 268 MB of slab reads), below the 1 ms floor
     assert "| 4096x4096 | 512 | adamw-bf16 | 100.0 | 50.0 | 1.0 | 51.0 | 1.96 | 50.7 | 100% |" in table
     assert "| 4096x4096 | 4096 |" not in table.split("\n\n")[1]
+
+
+def test_a_sweep_with_no_configs_to_time_fails_before_measuring(monkeypatch, tmp_path, capsys):
+    from forge_mcore.bench import kernel as bench
+    from forge_mcore.kernels import configs
+
+    monkeypatch.setattr(configs, "CANDIDATES", ())
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit):
+        bench.main(["--out", str(out), "--sweep", "--sweep-configs", "candidates"])
+    assert "--sweep-configs all" in capsys.readouterr().err
+    assert not out.exists()
+    assert bench.sweep_pool("all", ("gluon_tall",)) and all(
+        c.kernel == "gluon_tall" for c in bench.sweep_pool("all", ("gluon_tall",)))
+
+
+def test_the_sweep_skips_gluon_configs_that_would_run_the_triton_kernel(monkeypatch):
+    w = torch.zeros(256, 256, dtype=torch.bfloat16)
+    dy = torch.zeros(64, 256, dtype=torch.bfloat16)
+    bf16, int8 = (fm.ForgeParamState.create(w, "adamw", {}, codec, "bf16") for codec in ("bf16", "int8"))
+    tall = [c for c in CONFIGS if c.kernel == "gluon_tall"]
+    by_stages = {c.num_stages: c for c in tall}
+    assert runs_as_labelled(by_stages[4], bf16, dy)
+    assert not runs_as_labelled(by_stages[5], bf16, dy)  # its shared memory: the Triton kernel runs
+    assert not runs_as_labelled(by_stages[4], int8, dy)  # int8 states do not run on tall tiles
+    assert all(runs_as_labelled(c, int8, dy) for c in CONFIGS if c.kernel == "triton")
+    monkeypatch.setenv("FORGE_GLUON", "0")
+    assert not runs_as_labelled(by_stages[4], bf16, dy)
