@@ -70,9 +70,15 @@ class TileConfig:
         return 2 if self.kernel in ("gluon_coop", "gluon_tall") else 1
 
     @property
+    def cooperative(self) -> bool:
+        """Both consumers of a Gluon tile run its main loop at once, a 64-row half each
+        ("gluon_coop"); otherwise their main loops take turns on whole tiles (ping-pong)."""
+        return self.kernel == "gluon_coop"
+
+    @property
     def units_per_tile(self) -> int:
         """Consumers' shares of a Gluon tile (units): both consumers share a cooperative one."""
-        return 2 if self.kernel == "gluon_coop" else 1
+        return 2 if self.cooperative else 1
 
     @property
     def guard_tile(self) -> tuple[int, int]:

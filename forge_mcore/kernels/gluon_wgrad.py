@@ -664,7 +664,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.kernel == "gluon_coop", MAINLOOP_ONLY=mainloop_only,
+            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.cooperative, MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
