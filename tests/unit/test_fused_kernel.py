@@ -1,6 +1,6 @@
 """The Triton kernel (under TRITON_INTERPRET=1 on CPU) against the torch reference.
 
-Every rule variant x state codec x weight store, on odd shapes and BT 1 / 37,
+Every rule variant x state codec x weight store, on two of three odd shapes (BT 1 / 37),
 over several steps. Each Triton-side tensor lives in a guarded buffer, so a
 write outside the tensor (a bad mask on a partial tile or a tail block) fails,
 and telemetry starts from a sentinel so a missing atomic fails.
@@ -164,10 +164,23 @@ def check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps, teacher
     assert (diff > tol).float().mean().item() <= 0.02, "more than 2% of weights disagree"
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("store", STORES)
-@pytest.mark.parametrize("codec", TRITON_CODECS)
-@pytest.mark.parametrize("case", RULE_CASES, ids=case_id)
+def _matrix() -> list:
+    """Every rule case x codec x store on two of the three shapes: the one left out rotates
+    ((case + codec + store) mod 3), so each (case, codec, shape), (case, store, shape) and
+    (codec, store, shape) still runs; the full product was 540 interpreter runs of six steps,
+    three quarters of CI's 30 minutes on two cores (session 15)."""
+    params = []
+    for i, case in enumerate(RULE_CASES):
+        for j, codec in enumerate(TRITON_CODECS):
+            for k, store in enumerate(STORES):
+                for m, shape in enumerate(SHAPES):
+                    if m != (i + j + k) % len(SHAPES):
+                        params.append(pytest.param(case, codec, store, shape, id="-".join(
+                            [case_id(case), codec, store, "x".join(map(str, shape))])))
+    return params
+
+
+@pytest.mark.parametrize("case, codec, store, shape", _matrix())
 def test_triton_matches_reference(case, codec, store, shape):
     rule, group = case
     w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(rule, group, codec, store, shape)
