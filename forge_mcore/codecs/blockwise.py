@@ -27,7 +27,7 @@ import triton
 import triton.language as tl
 
 from ..kernels.tile_io import load_tile, store_tile, tile_index
-from ..kernels.tl_bits import code_to_f32, div_exact, floor_small, sqrt
+from ..kernels.tl_bits import INTERPRETING, code_to_f32, div_exact, floor_low_byte, one_if_positive, sqrt
 from .base import EncodedState, StateCodec, register
 
 BLOCK = 64
@@ -78,7 +78,12 @@ def _store_scales(scale_ptr, om, on, M, N, NB, scales, BM: tl.constexpr, BN: tl.
 
 @triton.jit
 def scaled(codes, row_scales):
-    """Codes times their rows' scales, in fp32."""
+    """Codes times their rows' scales, in fp32 (each product rounded once, as torch's)."""
+    if not INTERPRETING and codes.dtype == tl.uint8:
+        # code_to_f32 builds 2^23 + c and subtracts 2^23; (2^23 + c) s - 2^23 s is c s exactly
+        # before the fma's one rounding (2^23 s is exact): the subtraction folds into the multiply.
+        biased = (codes.to(tl.int32) | 0x4B000000).to(tl.float32, bitcast=True)
+        return tl.fma(biased, row_scales[:, None], (row_scales * -8388608.0)[:, None])
     return code_to_f32(codes) * row_scales[:, None]
 
 
@@ -91,25 +96,29 @@ def int8_decode(codes, row_scales, NONNEG: tl.constexpr):
 
 
 @triton.jit
-def int8_encode(x, inside, NONNEG: tl.constexpr):
+def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True):
     """(codes, row scales) of tile ``x``; ``inside``: where the tile lies within the tensor
-    (elements past its edge must not raise their block's absmax)."""
+    (elements past its edge must not raise their block's absmax). MASK_EDGES=False: the caller
+    knows they are zero already (``Rule.zero_stays_zero``), and ``inside`` is not read."""
     if NONNEG:
         qmax: tl.constexpr = 255.0
         x = sqrt(x)  # v >= 0 (a nonnegative state): the very sqrt the rule took, so the compiler shares it
     else:
         qmax: tl.constexpr = 127.0
-    x = tl.where(inside, x, 0.0)
+    if MASK_EDGES:
+        x = tl.where(inside, x, 0.0)
     absmax = tl.max(tl.abs(x), axis=1)
     # (scalars are splat by the divisions themselves: zeros_like has no layout to give under Gluon)
     inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
     # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
     # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
-    q = floor_small(x * inv[:, None] + 0.5)
+    y = x * inv[:, None] + 0.5
     if NONNEG:
-        codes = tl.where(x > 0, tl.maximum(q, 1), 0).to(tl.uint8)  # a positive entry keeps a code step
+        # a positive entry keeps a code step: y >= 1 wherever x > 0 (max(q, 1) where x > 0)
+        y = tl.maximum(y, one_if_positive(x))
+        codes = floor_low_byte(y).to(tl.uint8)
     else:
-        codes = q.to(tl.int8)
+        codes = floor_low_byte(y).to(tl.int8)
     return codes, div_exact(absmax, qmax)
 
 

@@ -136,10 +136,11 @@ def _load_state(buf, i, row_scales, layout: gl.constexpr, INT8: gl.constexpr, NO
 
 
 @gluon.jit
-def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl.constexpr, NONNEG: gl.constexpr):
+def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+                 NONNEG: gl.constexpr):
     """A state's half tile back into its buffer: narrowed, or (int8) encoded, its rows' scales stored."""
     if INT8:
-        codes, scales = int8_encode(v, inside, NONNEG)
+        codes, scales = int8_encode(v, inside, NONNEG, MASK_EDGES)
         buf.index(i).store(codes)
         gl.store(scale_ptr + rows * NB + on // 64, scales, mask=row_ok & (on < N))
     else:
@@ -149,8 +150,8 @@ def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl
 @gluon.jit
 def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: gl.constexpr,
                VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
-               HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
-               NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
+               HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+               NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     """The rule on the column half at (om, on), read from and written back to its shared buffers.
     codec: (M, N, NB, the states' scale pointers, the half's row scales from ``_row_scales``);
     INT8, NONNEG_S*: the states' coding; hyper: the rule's per-step scalars (``load_hyper``)."""
@@ -179,11 +180,11 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: 
     w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper, VARIANT)
     w_buf.index(i).store(w.to(w_buf.dtype))
     if HAS_S0:
-        _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S0)
+        _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S0)
     if HAS_S1:
-        _store_state(s1_buf, i, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S1)
+        _store_state(s1_buf, i, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S1)
     if HAS_S2:
-        _store_state(s2_buf, i, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, NONNEG_S2)
+        _store_state(s2_buf, i, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S2)
 
 
 @gluon.jit
@@ -241,8 +242,8 @@ def _mma_step_tall(a_ring, b_ring, s, acc_a, acc_b, acc_c, acc_d):
 @gluon.jit
 def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper, grad_scale_ptr,
                   UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-                  HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, NONNEG_S0: gl.constexpr,
-                  NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
+                  HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+                  NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     HALF: gl.constexpr = acc_a.shape[1]
     M, N, NB, scales = codec
     if INT8:
@@ -257,14 +258,15 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
                           gl.where(first, row_scales_a[1], row_scales_b[1]),
                           gl.where(first, row_scales_a[2], row_scales_b[2]))
             _step_half(acc, base + h, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
-                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
-                       NONNEG_S1, NONNEG_S2)
+                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
     else:
         _step_half(acc_a, base, om, on, tile_bufs, (M, N, NB, scales, row_scales_a), hyper, grad_scale_ptr,
-                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2)
+                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1,
+                   NONNEG_S2)
         _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, (M, N, NB, scales, row_scales_b), hyper,
-                   grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
-                   NONNEG_S1, NONNEG_S2)
+                   grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                   NONNEG_S0, NONNEG_S1, NONNEG_S2)
 
 
 # ---------------------------------------------------------------------------
@@ -409,13 +411,14 @@ def _ws_release(epi_empty, CONSUMER: gl.constexpr):
 def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
              grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
              HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
-             NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr, CONSUMER: gl.constexpr):
+             MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
+             CONSUMER: gl.constexpr):
     """A 64-row block of the consumer's unit, its weight and states in the consumer's buffer: the
     rule where ``finite`` (``_guard``), then the stores."""
     if finite:
         _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
-                      grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
-                      NONNEG_S1, NONNEG_S2)
+                      grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                      NONNEG_S0, NONNEG_S1, NONNEG_S2)
     # A non-finite block stores its buffers back unchanged (the same bits): every fill stores the
     # same count, which the buffer recycling counts on.
     fence_async_shared()
@@ -426,7 +429,8 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
-                 INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
+                 INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
+                 NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr,
                  TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr,
                  num_warps: gl.constexpr):
@@ -516,15 +520,15 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
-                     grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, NONNEG_S0,
-                     NONNEG_S1, NONNEG_S2, CONSUMER)
+                     grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                     NONNEG_S0, NONNEG_S1, NONNEG_S2, CONSUMER)
             if PASSES == 2:
                 _ws_release(epi_empty, CONSUMER)  # the second block's rows go into the buffer
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
                 mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
                 _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs, tile_descs,
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                         INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, CONSUMER)
+                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, CONSUMER)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
     tma.store_wait(pendings=0)  # the last unit's stores, before the buffers go away
 
@@ -536,7 +540,8 @@ def gluon_ws_fused_step_kernel(
     M, N, K, s0_scale, s1_scale, s2_scale, NB, trace_ptr,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
-    INT8: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
+    INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
+    NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, num_warps: gl.constexpr,
 ):
@@ -546,6 +551,8 @@ def gluon_ws_fused_step_kernel(
     # columns.
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
+    # MASK_EDGES: int8 states past the weight's edge are zeroed before their block's absmax;
+    # False where the rule keeps them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there).
     # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers, a tile buffer each).
     # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
@@ -578,12 +585,12 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY, trace_ptr,
-                        TRACE_TILES, HYPER_COUNT, 0, num_warps)),
+                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY,
+                        trace_ptr, TRACE_TILES, HYPER_COUNT, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY, trace_ptr,
-                        TRACE_TILES, HYPER_COUNT, 1, num_warps)),
+                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY,
+                        trace_ptr, TRACE_TILES, HYPER_COUNT, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                              COOPERATIVE, MAINLOOP_ONLY)),
@@ -661,6 +668,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             UPDATE=state.rule.triton_update, VARIANT=state.variant,
             HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
             HAS_GRAD_SCALE=grad_scale is not None, INT8=state.codec.name == "int8",
+            MASK_EDGES=not state.rule.zero_stays_zero,
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,

@@ -76,14 +76,27 @@ def code_to_f32(codes):
 
 
 @triton.jit
-def floor_small(y):
-    """floor(y) as int32, for |y| < 2^22 (a code before its cast)."""
+def floor_low_byte(y):
+    """An int32 whose low byte is floor(y)'s, for |y| < 2^22: cast it to (u)int8 for the code.
+    Compiled, the bits of 1.5 x 2^23 + floor(y) themselves (0x4B400000 + floor(y): its low byte
+    is floor(y)'s, negative ones included), so no subtraction of the offset."""
     if INTERPRETING:
         return tl.floor(y).to(tl.int32)
     else:
         z = tl.inline_asm_elementwise("add.rm.f32 $0, $1, 0f4B400000;", "=r,r", [y], dtype=tl.float32,
                                       is_pure=True, pack=1)
-        return z.to(tl.int32, bitcast=True) - 0x4B400000
+        return z.to(tl.int32, bitcast=True)
+
+
+@triton.jit
+def one_if_positive(x):
+    """1.0 where x > 0, else 0.0 (or -0.0), for x >= 0 that is 0 or at least 2^-100 (the
+    square root of an fp32 value is): x x 2^126 saturated to [0, 1], one instruction."""
+    if INTERPRETING:
+        return tl.minimum(x * 8.507059173023462e37, 1.0)
+    else:
+        return tl.inline_asm_elementwise("mul.sat.f32 $0, $1, 0f7E800000;", "=r,r", [x], dtype=tl.float32,
+                                         is_pure=True, pack=1)
 
 
 @triton.jit

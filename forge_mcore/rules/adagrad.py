@@ -28,6 +28,7 @@ class Adagrad(Rule):
     defaults = dict(lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10)
     hyper_names = ("clr", "weight_decay", "eps")
     triton_update = adagrad_update
+    zero_stays_zero = True
     torch_equivalent = torch.optim.Adagrad
 
     def validate(self, group: Mapping[str, Any]) -> None:

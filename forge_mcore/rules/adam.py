@@ -40,6 +40,7 @@ class _AdamBase(Rule):
         "eps", "step_size", "bias_correction2_sqrt",
     )
     triton_update = adam_update
+    zero_stays_zero = True
     decoupled: bool
 
     def states(self, group: Mapping[str, Any]) -> tuple[StateSpec, ...]:

@@ -77,6 +77,10 @@ class Rule:
     hyper_names: ClassVar[tuple[str, ...]]
     # The @triton.jit epilogue; set by each subclass.
     triton_update: ClassVar[Any]
+    # A zero weight, zero states and a zero gradient give zero states at every step: the Gluon
+    # kernel then skips zeroing a tile's elements past the weight's edge (all of them read as
+    # zeros there) before an int8 block's absmax. tests/unit/test_rules.py checks it on the reference update.
+    zero_stays_zero: ClassVar[bool] = False
     # The torch.optim class this rule reproduces given the same gradient, if any.
     torch_equivalent: ClassVar[type[torch.optim.Optimizer] | None] = None
 

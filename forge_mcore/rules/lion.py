@@ -33,6 +33,7 @@ class Lion(Rule):
     defaults = dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0)
     hyper_names = ("lr", "decay", "beta1", "one_minus_beta1", "beta2", "one_minus_beta2")
     triton_update = lion_update
+    zero_stays_zero = True
 
     def states(self, group: Mapping[str, Any]) -> tuple[StateSpec, ...]:
         return (StateSpec("exp_avg", 0),)

@@ -46,6 +46,7 @@ class NAdam(Rule):
         "bias_correction2", "eps", "grad_coef", "mom_coef",
     )
     triton_update = nadam_update
+    zero_stays_zero = True
     torch_equivalent = torch.optim.NAdam
 
     def validate(self, group: Mapping[str, Any]) -> None:

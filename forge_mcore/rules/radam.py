@@ -38,6 +38,7 @@ class RAdam(Rule):
         "bias_correction1", "lr", "bias_correction2_sqrt", "rect", "adaptive",
     )
     triton_update = radam_update
+    zero_stays_zero = True
     torch_equivalent = torch.optim.RAdam
 
     def states(self, group: Mapping[str, Any]) -> tuple[StateSpec, ...]:

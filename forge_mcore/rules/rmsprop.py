@@ -46,6 +46,7 @@ class RMSprop(Rule):
     defaults = dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False)
     hyper_names = ("lr", "weight_decay", "alpha", "one_minus_alpha", "eps", "momentum")
     triton_update = rmsprop_update
+    zero_stays_zero = True
     torch_equivalent = torch.optim.RMSprop
 
     def validate(self, group: Mapping[str, Any]) -> None:

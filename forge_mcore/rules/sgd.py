@@ -38,6 +38,7 @@ class SGD(Rule):
     defaults = dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False)
     hyper_names = ("lr", "weight_decay", "buf_decay", "buf_grad_coef", "momentum")
     triton_update = sgd_update
+    zero_stays_zero = True
     torch_equivalent = torch.optim.SGD
 
     def validate(self, group: Mapping[str, Any]) -> None:

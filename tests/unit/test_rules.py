@@ -100,6 +100,29 @@ def test_shared_scalar_memo_matches_each_state_alone(rule):
     assert len({p.values[-1] for p in shared}) == 4  # every state its own seed
 
 
+STATEFUL_CASES = [c for c in RULE_CASES if fm.get_rule(c[0]).states(fm.get_rule(c[0]).make_group(**c[1]))]
+
+
+@pytest.mark.parametrize("case", STATEFUL_CASES, ids=case_id)
+def test_zero_stays_zero_is_declared_exactly_where_it_holds(case):
+    """``Rule.zero_stays_zero`` lets the Gluon kernel skip zeroing the elements past a weight's
+    edge before an int8 absmax (weight, states and gradient all read as zeros there): it must hold
+    for every variant and step where declared, and a rule where it fails (Adamax's ``|g| + eps``)
+    must not declare it."""
+    rule, group = case
+    w = torch.zeros(4, 64)
+    state = fm.ForgeParamState.create(w, rule, group)
+    g = state.rule.make_group(**group)
+    stays_zero = True
+    for _ in range(STEPS):
+        for slot in state.slots:
+            if slot is not None:
+                slot.data.zero_()
+        fm.fused_wgrad_step(torch.zeros(3, 4), torch.zeros(3, 64), w, state, state.prepare_step(g), backend="torch")
+        stays_zero &= all(bool((slot.data == 0).all()) for slot in state.slots if slot is not None)
+    assert stays_zero == state.rule.zero_stays_zero
+
+
 @pytest.mark.parametrize("case", [c for c in RULE_CASES if c[0] != "lion"], ids=case_id)
 def test_torch_backend_matches_torch_optim(case):
     rule, group = case
