@@ -27,7 +27,15 @@ import triton
 import triton.language as tl
 
 from ..kernels.tile_io import load_tile, store_tile, tile_index
-from ..kernels.tl_bits import INTERPRETING, code_to_f32, div_exact, floor_low_byte, one_if_positive, sqrt
+from ..kernels.tl_bits import (
+    INTERPRETING,
+    code_biased_f32,
+    code_to_f32,
+    div_exact,
+    floor_low_byte,
+    one_if_positive,
+    sqrt,
+)
 from .base import EncodedState, StateCodec, register
 
 BLOCK = 64
@@ -80,10 +88,9 @@ def _store_scales(scale_ptr, om, on, M, N, NB, scales, BM: tl.constexpr, BN: tl.
 def scaled(codes, row_scales):
     """Codes times their rows' scales, in fp32 (each product rounded once, as torch's)."""
     if not INTERPRETING and codes.dtype == tl.uint8:
-        # code_to_f32 builds 2^23 + c and subtracts 2^23; (2^23 + c) s - 2^23 s is c s exactly
-        # before the fma's one rounding (2^23 s is exact): the subtraction folds into the multiply.
-        biased = (codes.to(tl.int32) | 0x4B000000).to(tl.float32, bitcast=True)
-        return tl.fma(biased, row_scales[:, None], (row_scales * -8388608.0)[:, None])
+        # (2^23 + c) s - 2^23 s is c s exactly before the fma's one rounding (2^23 s is exact):
+        # code_to_f32's subtraction of 2^23 folds into the multiply.
+        return tl.fma(code_biased_f32(codes), row_scales[:, None], (row_scales * -8388608.0)[:, None])
     return code_to_f32(codes) * row_scales[:, None]
 
 

@@ -60,17 +60,33 @@ def sqrt(x):
 # FRND) takes 16 lanes per SM and clock against the fp32 pipe's 128, and the int8 epilogue
 # spent 640 of them per thread and 64 x 128 tile on decoding and encoding two states.
 # Floats in [2^23, 2^24) are exactly the integers, so a byte written into the mantissa of
-# 2^23 (or added to 1.5 x 2^23, signed) is that integer's float, and 1.5 x 2^23 added to a
-# small y rounding toward -inf is 1.5 x 2^23 + floor(y): both exact, identical results.
+# 2^23 is that integer's float, and 1.5 x 2^23 added to a small y rounding toward -inf is
+# 1.5 x 2^23 + floor(y): both exact, identical results.
+@triton.jit
+def code_biased_f32(codes):
+    """2^23 + c for uint8 codes c, 2^23 + 128 + c for int8 ones, as fp32 (exact): the code's byte
+    (a signed one with its sign bit flipped, c + 128) permuted into the mantissa of 2^23, one
+    byte permute per element (a pair of codes per register)."""
+    if INTERPRETING:
+        return codes.to(tl.float32) + (8388608.0 if codes.dtype == tl.uint8 else 8388736.0)
+    elif codes.dtype == tl.uint8:
+        return tl.inline_asm_elementwise(
+            "prmt.b32 $0, $2, 0x4B000000, 0x7540; prmt.b32 $1, $2, 0x4B000000, 0x7541;",
+            "=r,=r,r", [codes], dtype=tl.float32, is_pure=True, pack=2)
+    else:
+        return tl.inline_asm_elementwise(
+            "{ .reg .b32 w; xor.b32 w, $2, 0x8080; prmt.b32 $0, w, 0x4B000000, 0x7540; "
+            "prmt.b32 $1, w, 0x4B000000, 0x7541; }",
+            "=r,=r,r", [codes], dtype=tl.float32, is_pure=True, pack=2)
+
+
 @triton.jit
 def code_to_f32(codes):
     """uint8 / int8 codes as fp32 (exact); other dtypes (fp8) by a plain conversion."""
-    if INTERPRETING:
-        return codes.to(tl.float32)
-    elif codes.dtype == tl.uint8:
-        return (codes.to(tl.int32) | 0x4B000000).to(tl.float32, bitcast=True) - 8388608.0
+    if codes.dtype == tl.uint8:
+        return code_biased_f32(codes) - 8388608.0
     elif codes.dtype == tl.int8:
-        return (codes.to(tl.int32) + 0x4B400000).to(tl.float32, bitcast=True) - 12582912.0
+        return code_biased_f32(codes) - 8388736.0
     else:
         return codes.to(tl.float32)
 
