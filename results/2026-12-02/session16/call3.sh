@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 16, device call 3: int8 codes decoded by one byte permute each (this tree, uncommitted at the
-# time; ab_base = 153d446 (git archive 153d446 forge_mcore), call 2's codec): Gluon GPU tests, bits vs HEAD, A/B at BT 512/1024,
+# Session 16, device call 3: int8 codes decoded by one byte permute each (this tree, 5a0d421;
+# ab_base = 153d446 (git archive 153d446 forge_mcore), call 2's codec): Gluon GPU tests, bits vs HEAD, A/B at BT 512/1024,
 # then a sweep of the int8 arm's Gluon configs (ping-pong, cooperative) for winners.csv.
 set -u
 OUT=${OUT:-/tmp/out}
