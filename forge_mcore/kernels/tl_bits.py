@@ -107,7 +107,7 @@ def floor_low_byte(y):
 @triton.jit
 def one_if_positive(x):
     """1.0 where x > 0, else 0.0 (or -0.0), for x >= 0 that is 0 or at least 2^-100 (the
-    square root of an fp32 value is): x x 2^126 saturated to [0, 1], one instruction."""
+    square root of an fp32 value is): x * 2^126 saturated to [0, 1], one instruction."""
     if INTERPRETING:
         return tl.minimum(x * 8.507059173023462e37, 1.0)
     else:
