@@ -14,12 +14,7 @@ timeout 150 python3 -m forge_mcore.bench.kernel --out $OUT/sw_lion \
   --shapes 4096x4096,12288x4096,4096x12288,1024x4096 --bts 512,1024 --arms lion-bf16 \
   --sweep --sweep-configs all --sweep-kernels gluon_ws,gluon_tall --reps 30 > $OUT/sw_lion.log 2>&1
 echo "lion sweep rc $?"
-mkdir -p $OUT/tests
-(cd ab_rules && PYTHONPATH=$PWD OUT=$OUT/tests TIMEOUT=200 bash ../scripts/device/gluon_tests.sh)
-timeout 120 python3 scripts/device/step_bits.py save ab_base /tmp/b.pt > $OUT/bits.log 2>&1
-timeout 120 python3 scripts/device/step_bits.py save ab_rules /tmp/r.pt >> $OUT/bits.log 2>&1
-timeout 60 python3 scripts/device/step_bits.py compare /tmp/b.pt /tmp/r.pt >> $OUT/bits.log 2>&1
-echo "bits rc $?"; tail -n 4 $OUT/bits.log | cut -c1-80
+TREE=ab_rules BASE=ab_base OUT=$OUT bash scripts/device/check_tree.sh
 TREES="rules:ab_rules" RATIO=adamw-int8/adamw-bf16 RUN_TIMEOUT=90 \
   ARGS="--shapes 4096x4096,12288x4096,4096x12288,1024x4096 --bts 512,1024 --arms adamw-bf16,lion-bf16,adamw-int8 --reps 30" \
   bash scripts/device/code_ab.sh > $OUT/ab.txt 2>&1
