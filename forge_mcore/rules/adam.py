@@ -17,11 +17,15 @@ AMSGRAD = 1
 
 
 @triton.jit
-def adam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
+def _adam_step(g, w, s0, s1, s2, h, VARIANT: tl.constexpr, DECOUPLED: tl.constexpr):
     # h: weight_decay (coupled), decay (decoupled), 1-beta1, beta2, 1-beta2,
     #    eps, step_size = lr / bias_correction1, sqrt(bias_correction2)
-    g = g + h[0] * w
-    w = w * h[1]
+    # Each class applies only its own decay (Adam's decoupled factor is 1, AdamW's coupled
+    # weight_decay 0): one multiply per element less than applying both.
+    if DECOUPLED:
+        w = w * h[1]
+    else:
+        g = g + h[0] * w
     s0 = s0 + h[2] * (g - s0)
     s1 = h[3] * s1 + h[4] * (g * g)
     if VARIANT & 1:
@@ -34,12 +38,21 @@ def adam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     return w, s0, s1, s2
 
 
+@triton.jit
+def adam_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
+    return _adam_step(g, w, s0, s1, s2, h, VARIANT, False)
+
+
+@triton.jit
+def adamw_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
+    return _adam_step(g, w, s0, s1, s2, h, VARIANT, True)
+
+
 class _AdamBase(Rule):
     hyper_names = (
         "weight_decay", "decay", "one_minus_beta1", "beta2", "one_minus_beta2",
         "eps", "step_size", "bias_correction2_sqrt",
     )
-    triton_update = adam_update
     zero_stays_zero = True
     decoupled: bool
 
@@ -85,6 +98,7 @@ class Adam(_AdamBase):
     name = "adam"
     defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False)
     decoupled = False
+    triton_update = adam_update
     torch_equivalent = torch.optim.Adam
 
 
@@ -93,4 +107,5 @@ class AdamW(_AdamBase):
     name = "adamw"
     defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False)
     decoupled = True
+    triton_update = adamw_update
     torch_equivalent = torch.optim.AdamW

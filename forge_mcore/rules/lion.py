@@ -21,8 +21,11 @@ from .base import Rule, StateSpec, register
 def lion_update(g, w, s0, s1, s2, h, VARIANT: tl.constexpr):
     # h: lr, decay = 1 - lr * weight_decay, beta1, 1-beta1, beta2, 1-beta2
     c = h[2] * s0 + h[3] * g
-    sign = tl.where(c > 0, 1.0, tl.where(c < 0, -1.0, 0.0))
-    w = w * h[1] - h[0] * sign
+    # lr * sign(c) as lr with c's sign bit, 0 where c is (torch.sign(0) = 0): one bitwise op and
+    # one select instead of two of each (the same bits: lr * +-1 is exact)
+    signed_lr = (h[0].to(tl.uint32, bitcast=True) | (c.to(tl.uint32, bitcast=True) & 0x80000000)).to(
+        tl.float32, bitcast=True)
+    w = w * h[1] - tl.where(c == 0.0, 0.0, signed_lr)
     s0 = h[4] * s0 + h[5] * g
     return w, s0, s1, s2
 
