@@ -47,35 +47,61 @@ def measure_ceilings(device: str = "cuda") -> Ceilings:
     return Ceilings(copy_gbps=2 * n * 2 / (copy_ms * 1e-3) / 1e9, bf16_tflops=2 * 8192**3 / (mm_ms * 1e-3) / 1e12)
 
 
-def time_graph(fns: Callable[[], object] | list[Callable[[], object]], reps: int = 30, warmup: int = 3) -> float:
+# GPU cycles spun before each timed replay (~100 us at 1.98 GHz): the host submits the graph while
+# the GPU is still busy, so the replay starts the moment the start event is recorded.
+LEAD_CYCLES = 200_000
+
+
+def time_graph(fns: Callable[[], object] | list[Callable[[], object]], reps: int = 30, warmup: int = 3,
+               lead_cycles: int = LEAD_CYCLES) -> float:
     """Median milliseconds of one call, for a list of equivalent calls over
     rotating buffers (the graph replays them all; the time is divided by their
-    number). Everything is captured in one CUDA graph, so host overhead is out."""
-    calls = fns if isinstance(fns, list) else [fns]
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(warmup):
+    number). Everything is captured in one CUDA graph, so host overhead is out.
+
+    Each replay is queued behind a ``lead_cycles`` spin, so the interval between the events
+    is the graph's own GPU time. With ``lead_cycles=0`` (the method before session 17) an idle
+    GPU records the start event at once and waits for the host to submit the replay, and
+    that submission latency counts as the calls' time (``scripts/device/timing_lead.py``)."""
+    return time_graphs({"": fns}, reps, warmup, lead_cycles)[""]
+
+
+def time_graphs(arms: dict[str, Callable[[], object] | list[Callable[[], object]]], reps: int = 30,
+                warmup: int = 3, lead_cycles: int = LEAD_CYCLES) -> dict[str, float]:
+    """``time_graph`` of several arms with their replays interleaved: each repetition replays
+    every arm's graph once, in reversed order every other repetition, so the clock and
+    temperature drift of a long measurement (seen at BT 16384: the same cuBLAS GEMM 12% apart
+    within one call) falls on all arms alike. Returns each arm's median ms per call."""
+    graphs, calls_per_arm = {}, {}
+    for name, fns in arms.items():
+        calls = fns if isinstance(fns, list) else [fns]
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(warmup):
+                for f in calls:
+                    f()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
             for f in calls:
                 f()
-    torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for f in calls:
-            f()
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
         graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / len(calls))
-    del graph
-    return statistics.median(times)
+        torch.cuda.synchronize()
+        graphs[name], calls_per_arm[name] = graph, len(calls)
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    for rep in range(reps):
+        for name in (list(arms) if rep % 2 == 0 else list(arms)[::-1]):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if lead_cycles:
+                torch.cuda._sleep(lead_cycles)
+            start.record()
+            graphs[name].replay()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end) / calls_per_arm[name])
+    del graphs
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def time_eager(fn: Callable[[], object], reps: int = 30, warmup: int = 3) -> float:

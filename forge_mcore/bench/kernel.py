@@ -97,7 +97,7 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     of the kernels in ``sweep_kernels``."""
     import forge_mcore as fm
     from forge_mcore import ops
-    from forge_mcore.bench.common import rotation_count, time_graph
+    from forge_mcore.bench.common import rotation_count, time_graphs
 
     M, N = map(int, shape.split("x"))
     rule, state_dtype, hp, base_kind = ARMS[arm]
@@ -120,30 +120,34 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     tel = fm.StepTelemetry.zeros(dev)
     fm.fused_wgrad_step(dy, x, weights[0], states[0], hypers[0], telemetry=tel)  # tunes outside the graph
     config = ops.tuned_config(dy, weights[0], states[0])
-    forge_ms = time_graph(
-        [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel) for w, s, h in
-         zip(weights, states, hypers)], reps=reps)
+
+    def steps(cfg=None) -> list:
+        """One step per buffer set: with the tuned config, or ``cfg``."""
+        return [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=cfg)
+                for w, s, h in zip(weights, states, hypers)]
+
     if sweep is not None:
         from forge_mcore.kernels.configs import prune_configs
 
-        for cfg in prune_configs(sweep_pool(sweep_configs, sweep_kernels), M, N, bt, 2):
-            if not runs_as_labelled(cfg, states[0], dy):
-                continue
-            ms = time_graph([lambda w=w, s=s, h=h, c=cfg: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=c)
-                             for w, s, h in zip(weights, states, hypers)], reps=reps)
-            sweep.append(dict(shape=shape, bt=bt, arm=arm, config=str(asdict(cfg)), forge_ms=ms))
+        pool = prune_configs(sweep_pool(sweep_configs, sweep_kernels), M, N, bt, 2)
+        configs = {str(asdict(c)): steps(c) for c in pool if runs_as_labelled(c, states[0], dy)}
+        # interleaved like the arms below, so a drift between configs does not pick the winner
+        for cfg_text, ms in time_graphs(configs, reps=reps).items():
+            sweep.append(dict(shape=shape, bt=bt, arm=arm, config=cfg_text, forge_ms=ms))
     # the main loop of the FORGE arm's own kernel and config, its epilogue compiled out
-    sink, w, state = torch.zeros(1, device=dev), weights[0], states[0]
-    del weights, states, hypers
-    ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=state)
-    mainloop_ms = time_graph(lambda w=w, s=state: ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=s),
-                             reps=reps)
-    del w, state
-
+    sink = torch.zeros(1, device=dev)
+    ops.wgrad_mainloop(dy, x, weights[0], sink=sink, config=config, state=states[0])
     grad = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
-    cublas_ms = time_graph(lambda: torch.mm(dy.t(), x, out=grad), reps=reps)
-
-    baseline_ms, base_label = _time_baseline(base_kind, w0, dy, x, hp, sets, reps)
+    baseline_calls, base_label = _baseline_calls(base_kind, w0, dy, x, hp, sets)
+    # the four arms interleaved rep by rep (bench.common.time_graphs): a cell's ratios see one drift
+    ms = time_graphs({
+        "forge": steps(),
+        "mainloop": lambda w=weights[0], s=states[0]: ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=s),
+        "cublas": lambda: torch.mm(dy.t(), x, out=grad),
+        "baseline": baseline_calls,
+    }, reps=reps)
+    forge_ms, mainloop_ms, cublas_ms = ms["forge"], ms["mainloop"], ms["cublas"]
+    baseline_ms = ms["baseline"] * len(baseline_calls) / sets  # per set: its wgrad + its share of the step
     floor_ms = max(bytes_moved / (ceilings.copy_gbps * 1e9), 2 * M * N * bt / (ceilings.bf16_tflops * 1e12)) * 1e3
     return Cell(
         shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=baseline_ms, cublas_ms=cublas_ms,
@@ -153,10 +157,8 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     )
 
 
-def _time_baseline(kind: str, w0, dy, x, hp: dict, sets: int, reps: int) -> tuple[float, str]:
+def _baseline_calls(kind: str, w0, dy, x, hp: dict, sets: int) -> tuple[list, str]:
     """cuBLAS wgrad into a gradient per buffer set + one torch optimizer step over all sets."""
-    from forge_mcore.bench.common import time_graph
-
     params = [torch.nn.Parameter(w0.clone()) for _ in range(sets)]
     grads = [torch.empty_like(w0) for _ in range(sets)]
     for p, g in zip(params, grads):
@@ -164,7 +166,7 @@ def _time_baseline(kind: str, w0, dy, x, hp: dict, sets: int, reps: int) -> tupl
     step_fn, label = _baseline(kind, params, hp)
     calls = [lambda g=g: torch.mm(dy.t(), x, out=g) for g in grads]
     calls.append(step_fn)  # one multi-tensor step over all sets, as a torch optimizer would
-    return time_graph(calls, reps=reps) * len(calls) / sets, label
+    return calls, label
 
 
 FIELDS = list(Cell.__dataclass_fields__)
