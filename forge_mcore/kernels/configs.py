@@ -42,7 +42,9 @@ class TileConfig:
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
     # other's GEMM, with a tile buffer each (epilogue_stages 2). "gluon_coop": the same kernel
     # with both consumers on one 128-row tile, a 64-row half and a tile buffer each; "gluon_tall":
-    # ping-pong on 128-row tiles, each through its consumer's 64-row buffer in two passes. Where
+    # ping-pong on 128-row tiles, each through its consumer's 64-row buffer in two passes. A tall
+    # config with epilogue_stages 1 has one tile buffer that its consumers take in turn (what that
+    # saves goes to a deeper slab ring; ``gluon_wgrad._ws_fetch_units_shared``). Where
     # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
     # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
@@ -54,14 +56,16 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
-        if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.epilogue_stages != 2 or self.split_n != 2
+        if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
+                                             or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
+                                                                             else (2,))
                                              or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
-                             f"buffer each (epilogue_stages 2), is {64 * self.row_blocks} rows and 128 columns "
-                             f"in two halves with BLOCK_K 32 or 64, and has neither the Triton kernel's prefetch nor "
-                             f"its register cap: {self}")
+                             f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
+                             f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
+                             f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
     @property
     def row_blocks(self) -> int:
@@ -138,6 +142,12 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): its
+    # 64 KB (AdamW bf16: 48 KB fewer) deepen the slab ring, which the BT 16384 sweep found worth
+    # 5-8% (five slabs against four: 0.771 vs 0.848 ms for SGD-momentum at 4096², session 17 call 4)
+    # and which AdamW's bf16 moments could not have with a buffer per consumer.
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall"),
+    TileConfig(128, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=1, kernel="gluon_tall"),
     # Ping-pong on 128-row tiles ("gluon_tall", session 14): at BT <= 1024 the 64-row ping-pong
     # tile's slab reads from L2 (48 B per output and k-step) cap the step below 70% of its floor
     # (docs/kernel.md, "L2 cap"); a 128-row tile reads 32. Against the tuned configs in one call

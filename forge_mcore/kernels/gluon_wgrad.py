@@ -363,22 +363,28 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 @gluon.jit
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                      COOPERATIVE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr):
+                      COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr):
     if not MAINLOOP_ONLY:
-        _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE)
+        w_desc, s0_desc, s1_desc, s2_desc = descs[2]
+        # the bytes of one fill: the weight's and each present state's two column halves
+        FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
+                                        + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
+        if SHARED_TILE:
+            _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
+                                   FILL_BYTES)
+        else:
+            _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE,
+                            FILL_BYTES)
 
 
 @gluon.jit
 def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                    COOPERATIVE: gl.constexpr):
+                    COOPERATIVE: gl.constexpr, FILL_BYTES: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
-    w_desc, s0_desc, s1_desc, s2_desc = tile_descs
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    epi_bytes: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
-                                   + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
     UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
     PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
@@ -393,9 +399,41 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
                     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
                     f = j * PASSES + p
                     mbarrier.wait(epi_empty.index(c), (f + 1) & 1, pred=f > 0)
-                    mbarrier.expect(epi_ready.index(c), epi_bytes)
+                    mbarrier.expect(epi_ready.index(c), FILL_BYTES)
                     _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1,
                                 HAS_S2)
+
+
+@gluon.jit
+def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                           HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
+                           FILL_BYTES: gl.constexpr):
+    """``_ws_fetch_units`` into one buffer that the ping-pong consumers take in turn
+    (``TileConfig.epilogue_stages`` 1): fills in unit order, each once the previous fill's consumer
+    has stored it. Each consumer still counts only its own fills on its own barriers, and the
+    producer waits for every release but the last in order, so no barrier runs a phase ahead of
+    its waiter. What the buffer saves goes to the slab ring (at BT 16384 AdamW's bf16 moments fit
+    five slabs instead of four); the next unit's loads then wait for the last one's stores, which
+    only a long main loop hides."""
+    dy_desc, x_desc, tile_descs = descs
+    slab_ready, slab_empty, epi_ready, epi_empty, order = bars
+    ROWS: gl.constexpr = dy_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
+    PASSES: gl.constexpr = ROW_BLOCKS  # ping-pong: a unit is a whole tile, in 64-row passes
+    units = _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
+    for u in range(units):
+        c = u % 2  # unit u is consumer c's j-th
+        j = u // 2
+        t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, 1)
+        for p in gl.static_range(PASSES):
+            f = j * PASSES + p  # consumer c's own fill count
+            if p > 0:
+                mbarrier.wait(epi_empty.index(c), (f - 1) & 1)  # its own previous pass
+            else:
+                prev = ((u + 1) // 2) * PASSES - 1  # the other consumer's fill count of unit u - 1's last pass
+                mbarrier.wait(epi_empty.index(1 - c), prev & 1, pred=u > 0)
+            mbarrier.expect(epi_ready.index(c), FILL_BYTES)
+            _fetch_tile(tile_descs, tile_bufs, 0, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -412,17 +450,17 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
              grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
              HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
              MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-             CONSUMER: gl.constexpr):
-    """A 64-row block of the consumer's unit, its weight and states in the consumer's buffer: the
+             BUF: gl.constexpr):
+    """A 64-row block of the consumer's unit, its weight and states in the buffer at ``BUF``: the
     rule where ``finite`` (``_guard``), then the stores."""
     if finite:
-        _rule_on_tile(acc_a, acc_b, 2 * CONSUMER, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
+        _rule_on_tile(acc_a, acc_b, BUF, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
     # A non-finite block stores its buffers back unchanged (the same bits): every fill stores the
     # same count, which the buffer recycling counts on.
     fence_async_shared()
-    _store_tile(tile_descs, tile_bufs, 2 * CONSUMER, om, on, HAS_S0, HAS_S1, HAS_S2)
+    _store_tile(tile_descs, tile_bufs, BUF, om, on, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -431,9 +469,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
                  INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
                  NONNEG_S2: gl.constexpr,
-                 ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr,
-                 TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr,
-                 num_warps: gl.constexpr):
+                 ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
+                 MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
+                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
@@ -447,6 +485,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     STAGES: gl.constexpr = slab_ready.type.shape[0]
     UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
     PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS  # 64-row blocks of a unit (tall: 2)
+    BUF: gl.constexpr = 0 if SHARED_TILE else 2 * CONSUMER  # its tile buffer's first column half
     layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)
     num_k = gl.cdiv(K, BLOCK_K)
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
@@ -521,15 +560,17 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
                      grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                     NONNEG_S0, NONNEG_S1, NONNEG_S2, CONSUMER)
+                     NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             if PASSES == 2:
                 _ws_release(epi_empty, CONSUMER)  # the second block's rows go into the buffer
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
                 mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
                 _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs, tile_descs,
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, CONSUMER)
+                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
+    if SHARED_TILE and not MAINLOOP_ONLY and units > CONSUMER:
+        _ws_release(epi_empty, CONSUMER)  # the other consumer's last unit may follow this one's in the buffer
     tma.store_wait(pendings=0)  # the last unit's stores, before the buffers go away
 
 
@@ -543,7 +584,8 @@ def gluon_ws_fused_step_kernel(
     INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
-    MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, num_warps: gl.constexpr,
+    SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -554,7 +596,8 @@ def gluon_ws_fused_step_kernel(
     # MASK_EDGES: int8 states past the weight's edge are zeroed before their block's absmax;
     # False where the rule keeps them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there).
     # Launched with one program per SM (or fewer).
-    # num_warps: one consumer warpgroup's (two consumers, a tile buffer each).
+    # num_warps: one consumer warpgroup's (two consumers, a tile buffer each, or with SHARED_TILE
+    # one buffer the ping-pong consumers take in turn: ``_ws_fetch_units_shared``).
     # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
@@ -563,7 +606,7 @@ def gluon_ws_fused_step_kernel(
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    tile_bufs = _allocate_tiles(tile_descs, 4, HAS_S0, HAS_S1, HAS_S2)  # two column halves per consumer
+    tile_bufs = _allocate_tiles(tile_descs, 2 if SHARED_TILE else 4, HAS_S0, HAS_S1, HAS_S2)  # column halves
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
@@ -585,15 +628,15 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY,
-                        trace_ptr, TRACE_TILES, HYPER_COUNT, 0, num_warps)),
+                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, MAINLOOP_ONLY,
-                        trace_ptr, TRACE_TILES, HYPER_COUNT, 1, num_warps)),
+                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                             COOPERATIVE, MAINLOOP_ONLY)),
+                             COOPERATIVE, SHARED_TILE, MAINLOOP_ONLY)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
@@ -672,7 +715,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.cooperative, MAINLOOP_ONLY=mainloop_only,
+            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.cooperative, SHARED_TILE=cfg.epilogue_stages == 1,
+            MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps

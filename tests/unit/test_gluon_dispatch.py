@@ -79,6 +79,18 @@ def test_tall_tiles_pass_through_a_64_row_buffer_and_take_no_int8_states():
     assert TALL.guard_tile == (64, 128) and TALL.units_per_tile == 1 and COOP.units_per_tile == 2
 
 
+def test_ping_pong_consumers_may_share_one_tile_buffer_for_a_deeper_ring():
+    # one buffer of 64x128 x (bf16 weight + 2 bf16 moments) = 48 KB beside 5 slabs of 32 KB: 208 KB
+    shared = dataclasses.replace(TALL, num_stages=5, epilogue_stages=1)
+    assert gluon_wgrad.applies(shared, _state(), BF16, None, True, True)
+    assert not gluon_wgrad.applies(dataclasses.replace(shared, num_stages=6), _state(), BF16, None, True, True)
+    assert gluon_wgrad.applies(dataclasses.replace(shared, num_stages=6), _state(rule="sgd", group={"momentum": 0.9}),
+                               BF16, None, True, True)  # 192 + 32 KB
+    for other in (WS, COOP):  # (cooperative consumers run their epilogues at once)
+        with pytest.raises(ValueError, match="tall ones may share one"):
+            dataclasses.replace(other, epilogue_stages=1)
+
+
 def test_cooperative_buffers_count_one_consumers_half_tile():
     # 4 slabs of 32 KB + 2 half-tile buffers of 64x128 x (bf16 weight + 2 bf16 moments) = 224 KB
     assert gluon_wgrad.applies(COOP, _state(), BF16, None, True, True)
