@@ -142,10 +142,10 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): its
-    # 64 KB (AdamW bf16: 48 KB fewer) deepen the slab ring, which the BT 16384 sweep found worth
-    # 5-8% (five slabs against four: 0.771 vs 0.848 ms for SGD-momentum at 4096², session 17 call 4)
-    # and which AdamW's bf16 moments could not have with a buffer per consumer.
+    # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): the
+    # 48 KB it saves (AdamW bf16) deepen the slab ring to five slabs, which AdamW's bf16 moments
+    # could not have with a buffer per consumer: 1.08-1.10x the four-deep tall config at BT 16384,
+    # 1.01-1.07x at BT 4096 (interleaved sweep, results/2026-12-02/session17/call5/).
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall"),
     TileConfig(128, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=1, kernel="gluon_tall"),
     # Ping-pong on 128-row tiles ("gluon_tall", session 14): at BT <= 1024 the 64-row ping-pong
