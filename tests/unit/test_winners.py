@@ -168,7 +168,7 @@ def test_the_sweep_skips_gluon_configs_that_would_run_the_triton_kernel(monkeypa
     w = torch.zeros(256, 256, dtype=torch.bfloat16)
     dy = torch.zeros(64, 256, dtype=torch.bfloat16)
     bf16, int8 = (fm.ForgeParamState.create(w, "adamw", {}, codec, "bf16") for codec in ("bf16", "int8"))
-    tall = [c for c in CONFIGS if c.kernel == "gluon_tall"]
+    tall = [c for c in CONFIGS if c.kernel == "gluon_tall" and c.epilogue_stages == 2]  # a buffer per consumer
     by_stages = {c.num_stages: c for c in tall}
     assert runs_as_labelled(by_stages[4], bf16, dy)
     assert not runs_as_labelled(by_stages[5], bf16, dy)  # its shared memory: the Triton kernel runs
