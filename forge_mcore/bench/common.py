@@ -71,24 +71,7 @@ def time_graphs(arms: dict[str, Callable[[], object] | list[Callable[[], object]
     every arm's graph once, in reversed order every other repetition, so the clock and
     temperature drift of a long measurement (seen at BT 16384: the same cuBLAS GEMM 12% apart
     within one call) falls on all arms alike. Returns each arm's median ms per call."""
-    graphs, calls_per_arm = {}, {}
-    for name, fns in arms.items():
-        calls = fns if isinstance(fns, list) else [fns]
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(warmup):
-                for f in calls:
-                    f()
-        torch.cuda.current_stream().wait_stream(stream)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for f in calls:
-                f()
-        graph.replay()
-        torch.cuda.synchronize()
-        graphs[name], calls_per_arm[name] = graph, len(calls)
+    graphs = {name: capture_graph(fns, warmup) for name, fns in arms.items()}
     times: dict[str, list[float]] = {name: [] for name in arms}
     for rep in range(reps):
         for name in (list(arms) if rep % 2 == 0 else list(arms)[::-1]):
@@ -96,12 +79,34 @@ def time_graphs(arms: dict[str, Callable[[], object] | list[Callable[[], object]
             if lead_cycles:
                 torch.cuda._sleep(lead_cycles)
             start.record()
-            graphs[name].replay()
+            graphs[name][0].replay()
             end.record()
             end.synchronize()
-            times[name].append(start.elapsed_time(end) / calls_per_arm[name])
+            times[name].append(start.elapsed_time(end) / graphs[name][1])
     del graphs
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def capture_graph(fns: Callable[[], object] | list[Callable[[], object]], warmup: int = 3
+                  ) -> tuple[torch.cuda.CUDAGraph, int]:
+    """The calls warmed up on a side stream, then captured in one CUDA graph (replayed once);
+    returns it and the number of calls."""
+    calls = fns if isinstance(fns, list) else [fns]
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(warmup):
+            for f in calls:
+                f()
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for f in calls:
+            f()
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph, len(calls)
 
 
 def time_eager(fn: Callable[[], object], reps: int = 30, warmup: int = 3) -> float:

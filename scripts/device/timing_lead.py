@@ -23,8 +23,9 @@ from forge_mcore.bench.common import LEAD_CYCLES, rotation_count, time_graph
 from forge_mcore.bench.kernel import ARMS
 
 
-def forge_calls(shape: str, bt: int, arm: str) -> list:
-    """The kernel benchmark's FORGE arm: one step per rotating weight/state set."""
+def forge_calls(shape: str, bt: int, arm: str) -> tuple[list, torch.Tensor, torch.Tensor, torch.Tensor, object]:
+    """The kernel benchmark's FORGE arm: one step per rotating weight/state set; its dY and X, and
+    the first set's weight and state."""
     M, N = map(int, shape.split("x"))
     rule, state_dtype, hp, _ = ARMS[arm]
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -38,7 +39,7 @@ def forge_calls(shape: str, bt: int, arm: str) -> list:
     hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
     tel = fm.StepTelemetry.zeros("cuda")
     return [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel)
-            for w, s, h in zip(weights, states, hypers)]
+            for w, s, h in zip(weights, states, hypers)], dy, x, weights[0], states[0]
 
 
 def cublas_call(shape: str, bt: int):
@@ -55,7 +56,7 @@ def main() -> None:
     for shape, bt in [("1024x4096", 512), ("1024x4096", 1024), ("4096x4096", 512), ("4096x4096", 4096)]:
         rows[("cublas wgrad", shape, bt)] = cublas_call(shape, bt)
     for shape in ("1024x4096", "4096x4096"):
-        rows[("forge adamw-bf16", shape, 512)] = forge_calls(shape, 512, "adamw-bf16")
+        rows[("forge adamw-bf16", shape, 512)] = forge_calls(shape, 512, "adamw-bf16")[0]
     out = os.environ.get("OUT", "/tmp/out")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "timing_lead.csv"), "w", newline="") as f:
