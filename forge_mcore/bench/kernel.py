@@ -90,6 +90,51 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
                        hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)), label
 
 
+def cell_operands(shape: str, bt: int, device: str = "cuda") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A cell's dY (BT x out), X (BT x in) and starting bf16 weight: the same seeded draw in every tool."""
+    M, N = map(int, shape.split("x"))
+    gen = torch.Generator(device=device).manual_seed(0)
+    dy = torch.randn(bt, M, device=device, dtype=torch.bfloat16, generator=gen)
+    x = torch.randn(bt, N, device=device, dtype=torch.bfloat16, generator=gen)
+    w0 = (torch.randn(M, N, device=device, generator=gen) * 0.02).to(torch.bfloat16)
+    return dy, x, w0
+
+
+@dataclass
+class ForgeArm:
+    """The FORGE arm of a cell: its operands and ``len(weights)`` independent weight/state/hyper
+    sets, enough that one pass over them streams twice the L2 (``common.rotation_count``)."""
+    dy: torch.Tensor
+    x: torch.Tensor
+    w0: torch.Tensor
+    weights: list
+    states: list
+    hypers: list
+    bytes_moved: int  # one step: the weight and every state read and written, dY and X read
+
+    @classmethod
+    def build(cls, shape: str, bt: int, arm: str, device: str = "cuda") -> ForgeArm:
+        import forge_mcore as fm
+        from forge_mcore.bench.common import rotation_count
+
+        rule, state_dtype, hp, _ = ARMS[arm]
+        dy, x, w0 = cell_operands(shape, bt, device)
+        probe_state = fm.ForgeParamState.create(w0, rule, hp, state_dtype, "bf16")
+        bytes_moved = 2 * w0.nbytes + 2 * probe_state.nbytes + dy.nbytes + x.nbytes
+        weights = [w0.clone() for _ in range(rotation_count(bytes_moved))]
+        states = [fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16") for w in weights]
+        hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
+        return cls(dy, x, w0, weights, states, hypers, bytes_moved)
+
+    def steps(self, telemetry, config=None) -> list:
+        """One step per set, with the tuned config or ``config``."""
+        import forge_mcore as fm
+
+        return [lambda w=w, s=s, h=h: fm.fused_wgrad_step(self.dy, self.x, w, s, h, telemetry=telemetry,
+                                                          config=config)
+                for w, s, h in zip(self.weights, self.states, self.hypers)]
+
+
 def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: list | None = None,
              sweep_configs: str = "all", sweep_kernels: tuple[str, ...] = KERNELS) -> Cell:
     """Time one cell. With ``sweep`` (a list), the FORGE arm's tile configs are timed too and
@@ -97,40 +142,21 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     of the kernels in ``sweep_kernels``."""
     import forge_mcore as fm
     from forge_mcore import ops
-    from forge_mcore.bench.common import rotation_count, time_graphs
+    from forge_mcore.bench.common import time_graphs
 
     M, N = map(int, shape.split("x"))
-    rule, state_dtype, hp, base_kind = ARMS[arm]
+    _, _, hp, base_kind = ARMS[arm]
     dev = "cuda"
-    gen = torch.Generator(device=dev).manual_seed(0)
-    dy = torch.randn(bt, M, device=dev, dtype=torch.bfloat16, generator=gen)
-    x = torch.randn(bt, N, device=dev, dtype=torch.bfloat16, generator=gen)
-    w0 = (torch.randn(M, N, device=dev, generator=gen) * 0.02).to(torch.bfloat16)
-
-    probe_state = fm.ForgeParamState.create(w0, rule, hp, state_dtype, "bf16")
-    set_bytes = 2 * w0.nbytes + 2 * probe_state.nbytes
-    bytes_moved = set_bytes + dy.nbytes + x.nbytes
-    sets = rotation_count(set_bytes + dy.nbytes + x.nbytes)
-    del probe_state
-
-    # FORGE arm: `sets` independent weights and states, one hyper buffer each.
-    weights = [w0.clone() for _ in range(sets)]
-    states = [fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16") for w in weights]
-    hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
+    forge = ForgeArm.build(shape, bt, arm, dev)
+    dy, x, w0, weights, states, sets = forge.dy, forge.x, forge.w0, forge.weights, forge.states, len(forge.weights)
     tel = fm.StepTelemetry.zeros(dev)
-    fm.fused_wgrad_step(dy, x, weights[0], states[0], hypers[0], telemetry=tel)  # tunes outside the graph
+    fm.fused_wgrad_step(dy, x, weights[0], states[0], forge.hypers[0], telemetry=tel)  # tunes outside the graph
     config = ops.tuned_config(dy, weights[0], states[0])
-
-    def steps(cfg=None) -> list:
-        """One step per buffer set: with the tuned config, or ``cfg``."""
-        return [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel, config=cfg)
-                for w, s, h in zip(weights, states, hypers)]
-
     if sweep is not None:
         from forge_mcore.kernels.configs import prune_configs
 
         pool = prune_configs(sweep_pool(sweep_configs, sweep_kernels), M, N, bt, 2)
-        configs = {str(asdict(c)): steps(c) for c in pool if runs_as_labelled(c, states[0], dy)}
+        configs = {str(asdict(c)): forge.steps(tel, c) for c in pool if runs_as_labelled(c, states[0], dy)}
         # interleaved like the arms below, so a drift between configs does not pick the winner
         for cfg_text, ms in time_graphs(configs, reps=reps).items():
             sweep.append(dict(shape=shape, bt=bt, arm=arm, config=cfg_text, forge_ms=ms))
@@ -141,13 +167,14 @@ def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: 
     baseline_calls, base_label = _baseline_calls(base_kind, w0, dy, x, hp, sets)
     # the four arms interleaved rep by rep (bench.common.time_graphs): a cell's ratios see one drift
     ms = time_graphs({
-        "forge": steps(),
+        "forge": forge.steps(tel),
         "mainloop": lambda w=weights[0], s=states[0]: ops.wgrad_mainloop(dy, x, w, sink=sink, config=config, state=s),
         "cublas": lambda: torch.mm(dy.t(), x, out=grad),
         "baseline": baseline_calls,
     }, reps=reps)
     forge_ms, mainloop_ms, cublas_ms = ms["forge"], ms["mainloop"], ms["cublas"]
     baseline_ms = ms["baseline"] * len(baseline_calls) / sets  # per set: its wgrad + its share of the step
+    bytes_moved = forge.bytes_moved
     floor_ms = max(bytes_moved / (ceilings.copy_gbps * 1e9), 2 * M * N * bt / (ceilings.bf16_tflops * 1e12)) * 1e3
     return Cell(
         shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=baseline_ms, cublas_ms=cublas_ms,

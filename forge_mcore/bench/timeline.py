@@ -87,15 +87,12 @@ def run_cell(shape: str, bt: int, arm: str, reps: int, extra: tuple = ()) -> lis
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.bench.common import time_graph
-    from forge_mcore.bench.kernel import ARMS
+    from forge_mcore.bench.kernel import ARMS, cell_operands
     from forge_mcore.kernels import gluon_wgrad
 
     M, N = map(int, shape.split("x"))
     rule, state_dtype, hp, _ = ARMS[arm]
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    dy = torch.randn(bt, M, device="cuda", dtype=torch.bfloat16, generator=gen)
-    x = torch.randn(bt, N, device="cuda", dtype=torch.bfloat16, generator=gen)
-    w = (torch.randn(M, N, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+    dy, x, w = cell_operands(shape, bt)
     state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
     hyper = state.prepare_step(state.rule.make_group(**hp))
     tel = fm.StepTelemetry.zeros("cuda")

@@ -4,7 +4,7 @@ than with each arm's replays back to back, the other arms' cells within 3%).
 
     python3 scripts/device/timing_context.py     # device; -> $OUT/timing_context.csv, a line per row printed
 
-Per cell, the FORGE arm's graph (``timing_lead.forge_calls``: the benchmark's rotating sets) is
+Per cell, the FORGE arm's graph (``bench.kernel.ForgeArm``: the benchmark's rotating sets) is
 timed right after one replay of a context graph, in the same queue behind the lead spin, so
 only the step is between the events: ``itself`` (the step again: the sequential method's L2),
 ``mainloop`` (the step's kernel with its epilogue compiled out: reads dY and X), ``cublas``
@@ -17,15 +17,13 @@ from __future__ import annotations
 import csv
 import os
 import statistics
-import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing_lead import forge_calls  # noqa: E402
-
-from forge_mcore import ops  # noqa: E402
-from forge_mcore.bench.common import LEAD_CYCLES, capture_graph  # noqa: E402
+import forge_mcore as fm
+from forge_mcore import ops
+from forge_mcore.bench.common import LEAD_CYCLES, capture_graph
+from forge_mcore.bench.kernel import ForgeArm
 
 CELLS = [("4096x4096", 1024, "adamw-bf16"), ("4096x4096", 512, "adamw-bf16"), ("4096x4096", 1024, "sgdm-bf16"),
          ("1024x4096", 1024, "adamw-bf16")]
@@ -50,7 +48,9 @@ def main() -> None:
         writer = csv.writer(f)
         writer.writerow(["shape", "bt", "arm", "context", "forge_us"])
         for shape, bt, arm in CELLS:
-            calls, dy, x, weight, state = forge_calls(shape, bt, arm)
+            forge = ForgeArm.build(shape, bt, arm)
+            calls, dy, x, weight, state = (forge.steps(fm.StepTelemetry.zeros("cuda")), forge.dy, forge.x,
+                                           forge.weights[0], forge.states[0])
             calls[0]()  # its config (the committed winner) chosen outside any graph
             config = ops.tuned_config(dy, weight, state)
             step, n = capture_graph(calls)

@@ -19,34 +19,13 @@ import statistics
 import torch
 
 import forge_mcore as fm
-from forge_mcore.bench.common import LEAD_CYCLES, rotation_count, time_graph
-from forge_mcore.bench.kernel import ARMS
-
-
-def forge_calls(shape: str, bt: int, arm: str) -> tuple[list, torch.Tensor, torch.Tensor, torch.Tensor, object]:
-    """The kernel benchmark's FORGE arm: one step per rotating weight/state set; its dY and X, and
-    the first set's weight and state."""
-    M, N = map(int, shape.split("x"))
-    rule, state_dtype, hp, _ = ARMS[arm]
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    dy = torch.randn(bt, M, device="cuda", dtype=torch.bfloat16, generator=gen)
-    x = torch.randn(bt, N, device="cuda", dtype=torch.bfloat16, generator=gen)
-    w0 = (torch.randn(M, N, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
-    probe = fm.ForgeParamState.create(w0, rule, hp, state_dtype, "bf16")
-    sets = rotation_count(2 * w0.nbytes + 2 * probe.nbytes + dy.nbytes + x.nbytes)
-    weights = [w0.clone() for _ in range(sets)]
-    states = [fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16") for w in weights]
-    hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
-    tel = fm.StepTelemetry.zeros("cuda")
-    return [lambda w=w, s=s, h=h: fm.fused_wgrad_step(dy, x, w, s, h, telemetry=tel)
-            for w, s, h in zip(weights, states, hypers)], dy, x, weights[0], states[0]
+from forge_mcore.bench.common import LEAD_CYCLES, time_graph
+from forge_mcore.bench.kernel import ForgeArm, cell_operands
 
 
 def cublas_call(shape: str, bt: int):
-    M, N = map(int, shape.split("x"))
-    dy = torch.randn(bt, M, device="cuda", dtype=torch.bfloat16)
-    x = torch.randn(bt, N, device="cuda", dtype=torch.bfloat16)
-    grad = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    dy, x, w0 = cell_operands(shape, bt)
+    grad = torch.empty_like(w0)
     return lambda: torch.mm(dy.t(), x, out=grad)
 
 
@@ -56,7 +35,8 @@ def main() -> None:
     for shape, bt in [("1024x4096", 512), ("1024x4096", 1024), ("4096x4096", 512), ("4096x4096", 4096)]:
         rows[("cublas wgrad", shape, bt)] = cublas_call(shape, bt)
     for shape in ("1024x4096", "4096x4096"):
-        rows[("forge adamw-bf16", shape, 512)] = forge_calls(shape, 512, "adamw-bf16")[0]
+        forge = ForgeArm.build(shape, 512, "adamw-bf16")
+        rows[("forge adamw-bf16", shape, 512)] = forge.steps(fm.StepTelemetry.zeros("cuda"))
     out = os.environ.get("OUT", "/tmp/out")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "timing_lead.csv"), "w", newline="") as f:

@@ -1,0 +1,23 @@
+"""The kernel benchmark's FORGE arm (``bench.kernel.ForgeArm``): what every timing tool builds a cell from."""
+
+from __future__ import annotations
+
+import torch
+
+from forge_mcore.bench.common import L2_BYTES, rotation_count
+from forge_mcore.bench.kernel import ForgeArm, cell_operands
+
+
+def test_the_forge_arm_rotates_independent_sets_that_stream_twice_the_l2():
+    arm = ForgeArm.build("96x200", 48, "adamw-bf16", device="cpu")
+    dy, x, w0 = cell_operands("96x200", 48, device="cpu")
+    assert torch.equal(arm.dy, dy) and torch.equal(arm.x, x) and torch.equal(arm.w0, w0)  # one seeded draw
+    assert dy.shape == (48, 96) and x.shape == (48, 200) and w0.shape == (96, 200)
+    # weight + two bf16 moments, each read and written, and dY and X read once
+    assert arm.bytes_moved == 2 * 3 * w0.nbytes + dy.nbytes + x.nbytes
+    sets = len(arm.weights)
+    assert sets == rotation_count(arm.bytes_moved) == 8  # a tiny cell: the cap
+    assert len(arm.states) == len(arm.hypers) == sets
+    assert len({w.data_ptr() for w in arm.weights}) == sets and all(torch.equal(w, w0) for w in arm.weights)
+    big = 2 * L2_BYTES // arm.bytes_moved
+    assert rotation_count(arm.bytes_moved * big) < sets  # fewer sets where one is large
