@@ -662,12 +662,12 @@ SMEM_LIMIT = 226 * 1024
 
 def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
-    bf16 dY/X, every operand TMA-aligned, plain or int8 states (not int8 on tall tiles: their
-    rule spills there: 0.59-0.81x the speed at BT <= 1024, session 14), a bf16 or fp32 weight without a master
-    copy, and the slab ring plus the tile's weight and states within shared memory."""
-    codecs = ("bf16", "fp32") if cfg.kernel == "gluon_tall" else ("bf16", "fp32", "int8")
+    bf16 dY/X, every operand TMA-aligned, plain or int8 states (int8 on tall tiles spills its rule:
+    0.59-0.81x the speed at BT <= 1024, session 14, where the sweeps do not pick it), a bf16 or fp32
+    weight without a master copy, and the slab ring plus the tile's weight and states within shared
+    memory."""
     if not (cfg.kernel in GLUON_KERNELS and state is not None and accum is None and slab_tma and tile_tma
-            and dy.dtype == torch.bfloat16 and state.codec.name in codecs
+            and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32", "int8")
             and state.store.name in ("bf16", "fp32")):
         return False
     unit = cfg.block_m // cfg.row_blocks * cfg.block_n  # one consumer's share of a tile: its buffer
