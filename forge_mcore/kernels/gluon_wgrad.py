@@ -217,26 +217,31 @@ def _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, bar, ROW_BLOCKS: g
 
 
 @gluon.jit
-def _mma_step(a_ring, b_ring, a_slot, s, acc_a, acc_b):
-    """Both halves' wgmma on dY buffer ``a_slot`` and ring stage ``s``'s X; returns once the
-    previous step's have retired."""
-    a = a_ring.index(a_slot).permute((1, 0))
-    acc_a = warpgroup_mma(a, b_ring.index(2 * s), acc_a, is_async=True)
-    acc_b = warpgroup_mma(a, b_ring.index(2 * s + 1), acc_b, is_async=True)
-    return warpgroup_mma_wait(num_outstanding=2, deps=(acc_a, acc_b))
+def _mma_step(a_ring, b_wide, a_slot, s, acc):
+    """One wgmma of dY buffer ``a_slot`` against ring stage ``s``'s whole X slab (both column
+    halves: one m64n128 instruction per k16 reads 6 KB of shared memory where two m64n64 read 8);
+    returns once the previous step's has retired."""
+    acc = warpgroup_mma(a_ring.index(a_slot).permute((1, 0)), b_wide.index(s), acc, is_async=True)
+    return warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
 
 
 @gluon.jit
-def _mma_step_tall(a_ring, b_ring, s, acc_a, acc_b, acc_c, acc_d):
-    """``_mma_step`` of a 128-row unit: stage ``s``'s two dY row blocks (rows 0-63 into acc_a/acc_b,
-    64-127 into acc_c/acc_d) against its X halves."""
-    top = a_ring.index(2 * s).permute((1, 0))
-    bottom = a_ring.index(2 * s + 1).permute((1, 0))
-    acc_a = warpgroup_mma(top, b_ring.index(2 * s), acc_a, is_async=True)
-    acc_b = warpgroup_mma(top, b_ring.index(2 * s + 1), acc_b, is_async=True)
-    acc_c = warpgroup_mma(bottom, b_ring.index(2 * s), acc_c, is_async=True)
-    acc_d = warpgroup_mma(bottom, b_ring.index(2 * s + 1), acc_d, is_async=True)
-    return warpgroup_mma_wait(num_outstanding=4, deps=(acc_a, acc_b, acc_c, acc_d))
+def _mma_step_tall(a_ring, b_wide, s, acc_top, acc_bottom):
+    """``_mma_step`` of a 128-row unit: stage ``s``'s two dY row blocks (rows 0-63 into acc_top,
+    64-127 into acc_bottom) against its X slab."""
+    acc_top = warpgroup_mma(a_ring.index(2 * s).permute((1, 0)), b_wide.index(s), acc_top, is_async=True)
+    acc_bottom = warpgroup_mma(a_ring.index(2 * s + 1).permute((1, 0)), b_wide.index(s), acc_bottom, is_async=True)
+    return warpgroup_mma_wait(num_outstanding=2, deps=(acc_top, acc_bottom))
+
+
+@gluon.jit
+def _column_halves(acc, layout: gl.constexpr):
+    """A ROWS x 2*HALF accumulator as its two ROWS x HALF column halves in ``layout`` (each
+    thread's registers already split by half: no data moves)."""
+    ROWS: gl.constexpr = acc.shape[0]
+    HALF: gl.constexpr = acc.shape[1] // 2
+    left, right = acc.reshape([ROWS, 2, HALF]).permute((0, 2, 1)).split()
+    return gl.convert_layout(left, layout), gl.convert_layout(right, layout)
 
 
 @gluon.jit
@@ -486,7 +491,11 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
     PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS  # 64-row blocks of a unit (tall: 2)
     BUF: gl.constexpr = 0 if SHARED_TILE else 2 * CONSUMER  # its tile buffer's first column half
-    layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)
+    layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)  # a column half's (the epilogue's)
+    wide: gl.constexpr = _mma_layout(ROWS, 2 * HALF, num_warps)  # a whole row block's (the main loop's)
+    # the ring's X halves of a stage lie back to back, as one [BLOCK_K, 2 * HALF] block of the same
+    # swizzled layout (its 64-column chunks outermost): one wgmma reads both
+    b_wide = b_ring._reinterpret(b_ring.dtype, [STAGES, BLOCK_K, 2 * HALF], b_ring.layout)
     num_k = gl.cdiv(K, BLOCK_K)
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
     hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency
@@ -508,13 +517,10 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                                    INT8 and not MAINLOOP_ONLY)
         row_scales_b = _row_scales(scales, om, on + HALF, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
                                    INT8 and not MAINLOOP_ONLY)
-        acc_a = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
-        acc_b = gl.zeros((ROWS, HALF), dtype=gl.float32, layout=layout)
-        # a tall unit's second 64-row block (unused otherwise)
+        acc_top = gl.zeros((ROWS, 2 * HALF), dtype=gl.float32, layout=wide)
+        acc_bottom = acc_top  # a tall unit's second 64-row block (unused otherwise)
         row_scales_c = row_scales_a
         row_scales_d = row_scales_b
-        acc_c = acc_a
-        acc_d = acc_b
         if PASSES == 2:
             row_scales_c = _row_scales(scales, om + ROWS, on, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
                                        INT8 and not MAINLOOP_ONLY)
@@ -525,9 +531,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             s = step % STAGES
             mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
             if PASSES == 2:
-                acc_a, acc_b, acc_c, acc_d = _mma_step_tall(a_ring, b_ring, s, acc_a, acc_b, acc_c, acc_d)
+                acc_top, acc_bottom = _mma_step_tall(a_ring, b_wide, s, acc_top, acc_bottom)
             else:
-                acc_a, acc_b = _mma_step(a_ring, b_ring, ROW_BLOCKS * s + CONSUMER % ROW_BLOCKS, s, acc_a, acc_b)
+                acc_top = _mma_step(a_ring, b_wide, ROW_BLOCKS * s + CONSUMER % ROW_BLOCKS, s, acc_top)
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
             # (cooperative: once both consumers have arrived)
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
@@ -540,9 +546,14 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         if not COOPERATIVE:
             mbarrier.arrive(order.index(CONSUMER), count=1)
         if PASSES == 2:
-            acc_a, acc_b, acc_c, acc_d = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b, acc_c, acc_d))
+            acc_top, acc_bottom = warpgroup_mma_wait(num_outstanding=0, deps=(acc_top, acc_bottom))
         else:
-            acc_a, acc_b = warpgroup_mma_wait(num_outstanding=0, deps=(acc_a, acc_b))
+            acc_top = warpgroup_mma_wait(num_outstanding=0, deps=(acc_top,))
+        acc_a, acc_b = _column_halves(acc_top, layout)
+        acc_c = acc_a
+        acc_d = acc_b
+        if PASSES == 2:
+            acc_c, acc_d = _column_halves(acc_bottom, layout)
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
         _stamp(trace_ptr, j, 2, CONSUMER, TRACE_TILES)
 
