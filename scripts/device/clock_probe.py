@@ -1,0 +1,89 @@
+"""The SM clock and board power while one arm runs back to back: does a FORGE step lower the clock
+against the cuBLAS wgrad alone? (int8 moments read 0.90-0.96x bf16's speed in the compute-bound
+BT >= 4096 cells, where their fewer bytes cannot help and the longer rule could only cost
+through the issue slots or the power limit; the LM head at BT 16384 is 0.94-1.01x its baseline
+from grid to grid).
+
+    python3 scripts/device/clock_probe.py     # device; -> $OUT/clock_probe.csv, a line per window printed
+
+Per window, one arm's CUDA graph (``bench.kernel.ForgeArm``'s rotating sets for a step; one
+``dY^T X`` for cuBLAS) is replayed for WINDOW_S seconds while ``nvidia-smi -lms 100`` samples the
+SM clock, power and temperature; the first samples (the ramp) are dropped. The arms take turns,
+twice, in reversed order the second time.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import statistics
+import subprocess
+import time
+
+import torch
+
+import forge_mcore as fm
+from forge_mcore.bench.common import capture_graph
+from forge_mcore.bench.kernel import ForgeArm, cell_operands
+
+WINDOW_S = 2.0
+CELLS = [("4096x4096", 4096, ("adamw-bf16", "adamw-int8", "sgdm-bf16", "cublas")),
+         ("151936x4096", 16384, ("sgdm-bf16", "cublas"))]
+QUERY = "clocks.sm,power.draw,temperature.gpu"
+
+
+def graph_of(shape: str, bt: int, arm: str):
+    """(graph, steps per replay) of one arm."""
+    if arm == "cublas":
+        dy, x, _ = cell_operands(shape, bt, "cuda")
+        grad = torch.empty(dy.shape[1], x.shape[1], device="cuda", dtype=torch.bfloat16)
+        return capture_graph(lambda: torch.mm(dy.t(), x, out=grad))
+    forge = ForgeArm.build(shape, bt, arm)
+    calls = forge.steps(fm.StepTelemetry.zeros("cuda"))
+    calls[0]()  # its config (the committed winner) chosen outside any graph
+    return capture_graph(calls)
+
+
+def window(graph, n: int) -> tuple[float, list[list[float]]]:
+    """Replays for WINDOW_S seconds under nvidia-smi sampling: (ms per step, samples)."""
+    smi = subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits", "-lms", "100"],
+                           stdout=subprocess.PIPE, text=True)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    replays, began = 0, time.time()
+    start.record()
+    while time.time() - began < WINDOW_S:
+        graph.replay()
+        replays += 1
+        if replays % 8 == 0:
+            torch.cuda.synchronize()  # keep the queue short: the window is GPU time
+    end.record()
+    end.synchronize()
+    smi.terminate()
+    lines = smi.communicate()[0].strip().splitlines()
+    samples = [[float(v) for v in line.split(",")] for line in lines if line.count(",") == 2]
+    return start.elapsed_time(end) / (replays * n), samples[3:]
+
+
+def main() -> None:
+    out = os.environ.get("OUT", "/tmp/out")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "clock_probe.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["shape", "bt", "arm", "turn", "ms_per_step", "sm_mhz_median", "sm_mhz_min", "power_w_median",
+                         "temp_c_max", "samples"])
+        for shape, bt, arms in CELLS:
+            graphs = {arm: graph_of(shape, bt, arm) for arm in arms}
+            for turn in range(2):
+                for arm in (arms if turn == 0 else arms[::-1]):
+                    ms, samples = window(*graphs[arm])
+                    clocks, power, temp = zip(*samples) if samples else ((0.0,), (0.0,), (0.0,))
+                    row = [shape, bt, arm, turn, f"{ms:.4f}", statistics.median(clocks), min(clocks),
+                           statistics.median(power), max(temp), len(samples)]
+                    writer.writerow(row)
+                    print(*row, flush=True)
+            del graphs
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
