@@ -6,10 +6,12 @@ from grid to grid).
 
     python3 scripts/device/clock_probe.py     # device; -> $OUT/clock_probe.csv, a line per window printed
 
-Per window, one arm's CUDA graph (``bench.kernel.ForgeArm``'s rotating sets for a step; one
-``dY^T X`` for cuBLAS) is replayed for WINDOW_S seconds while ``nvidia-smi -lms 100`` samples the
-SM clock, power and temperature; the first samples (the ramp) are dropped. The arms take turns,
-twice, in reversed order the second time.
+Per window, one arm's CUDA graph (``bench.kernel.ForgeArm``'s rotating sets for a step; the
+step's kernel with its epilogue compiled out for ``mainloop:<arm>``; one ``dY^T X`` for cuBLAS)
+is replayed for WINDOW_S seconds while ``nvidia-smi -lms 100`` samples the SM clock, power and
+temperature; the first samples (the ramp) are dropped. The arms take turns, twice, in reversed
+order the second time. Session 18 (call 9, before the ``mainloop`` arms): every arm at the
+~690 W cap; 4096^2 BT 4096 cuBLAS 1575 MHz, AdamW bf16 1485-1515, int8 1650 (and 8% slower).
 """
 
 from __future__ import annotations
@@ -23,28 +25,33 @@ import time
 import torch
 
 import forge_mcore as fm
+from forge_mcore import ops
 from forge_mcore.bench.common import capture_graph
 from forge_mcore.bench.kernel import ForgeArm, cell_operands
 
 WINDOW_S = 2.0
-CELLS = [("4096x4096", 4096, ("adamw-bf16", "adamw-int8", "sgdm-bf16", "cublas")),
-         ("151936x4096", 16384, ("sgdm-bf16", "cublas"))]
+CELLS = [("4096x4096", 4096, ("adamw-bf16", "adamw-int8", "sgdm-bf16", "mainloop:adamw-bf16", "cublas")),
+         ("151936x4096", 16384, ("sgdm-bf16", "mainloop:sgdm-bf16", "cublas"))]
 QUERY = "clocks.sm,power.draw,temperature.gpu"
 
 
 def graph_of(shape: str, bt: int, arm: str):
-    """(graph, steps per replay) of one arm."""
+    """(graph, steps per replay, the operands it replays on: kept alive as long as the graph)."""
     if arm == "cublas":
         dy, x, _ = cell_operands(shape, bt, "cuda")
         grad = torch.empty(dy.shape[1], x.shape[1], device="cuda", dtype=torch.bfloat16)
-        return capture_graph(lambda: torch.mm(dy.t(), x, out=grad))
-    forge = ForgeArm.build(shape, bt, arm)
+        return *capture_graph(lambda: torch.mm(dy.t(), x, out=grad)), (dy, x, grad)
+    forge = ForgeArm.build(shape, bt, arm.removeprefix("mainloop:"))
     calls = forge.steps(fm.StepTelemetry.zeros("cuda"))
     calls[0]()  # its config (the committed winner) chosen outside any graph
-    return capture_graph(calls)
+    if arm.startswith("mainloop:"):  # the step's kernel with its epilogue compiled out
+        dy, x, weight, state = forge.dy, forge.x, forge.weights[0], forge.states[0]
+        config, sink = ops.tuned_config(dy, weight, state), torch.zeros(1, device="cuda")
+        calls = [lambda: ops.wgrad_mainloop(dy, x, weight, sink=sink, config=config, state=state)]
+    return *capture_graph(calls), (forge, calls)
 
 
-def window(graph, n: int) -> tuple[float, list[list[float]]]:
+def window(graph, n: int, _operands) -> tuple[float, list[list[float]]]:
     """Replays for WINDOW_S seconds under nvidia-smi sampling: (ms per step, samples)."""
     smi = subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits", "-lms", "100"],
                            stdout=subprocess.PIPE, text=True)
