@@ -51,7 +51,7 @@ def graph_of(shape: str, bt: int, arm: str):
     return *capture_graph(calls), (forge, calls)
 
 
-def window(graph, n: int, _operands) -> tuple[float, list[list[float]]]:
+def window(graph, n: int) -> tuple[float, list[list[float]]]:
     """Replays for WINDOW_S seconds under nvidia-smi sampling: (ms per step, samples)."""
     smi = subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits", "-lms", "100"],
                            stdout=subprocess.PIPE, text=True)
@@ -67,8 +67,10 @@ def window(graph, n: int, _operands) -> tuple[float, list[list[float]]]:
     end.synchronize()
     smi.terminate()
     lines = smi.communicate()[0].strip().splitlines()
-    samples = [[float(v) for v in line.split(",")] for line in lines if line.count(",") == 2]
-    return start.elapsed_time(end) / (replays * n), samples[3:]
+    samples = [[float(v) for v in line.split(",")] for line in lines if line.count(",") == 2][3:]
+    if not samples:
+        raise SystemExit(f"nvidia-smi gave no samples in a {WINDOW_S} s window: {lines[:3]}")
+    return start.elapsed_time(end) / (replays * n), samples
 
 
 def main() -> None:
@@ -82,8 +84,9 @@ def main() -> None:
             graphs = {arm: graph_of(shape, bt, arm) for arm in arms}
             for turn in range(2):
                 for arm in (arms if turn == 0 else arms[::-1]):
-                    ms, samples = window(*graphs[arm])
-                    clocks, power, temp = zip(*samples) if samples else ((0.0,), (0.0,), (0.0,))
+                    graph, n, _operands = graphs[arm]
+                    ms, samples = window(graph, n)
+                    clocks, power, temp = zip(*samples)
                     row = [shape, bt, arm, turn, f"{ms:.4f}", statistics.median(clocks), min(clocks),
                            statistics.median(power), max(temp), len(samples)]
                     writer.writerow(row)
