@@ -1,6 +1,3 @@
 #!/usr/bin/env bash
-# Session 18's second device call, warm after call 1 (copy call 1's winners.csv into
-# forge_mcore/kernels/ first, within the 30 s the machine stays warm): the acceptance grid.
-set -u
-OUT=${OUT:-/tmp/out}
-GRID_TIMEOUT=330 bash results/2026-12-01/session15/call4.sh
+# Session 18 call 2: session 17's next/call2.sh, run as written (the record is that file, not a copy).
+exec bash results/2026-12-02/session17/next/call2.sh "$@"
