@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 CODEC_BLOCK = 64
 # The kernels a TileConfig may select (``TileConfig.kernel``): the Triton kernel and the
-# persistent Gluon kernel's three schedules (``kernels/gluon_wgrad.py``).
-GLUON_KERNELS = ("gluon_ws", "gluon_coop", "gluon_tall")
+# persistent Gluon kernel's four schedules (``kernels/gluon_wgrad.py``).
+GLUON_KERNELS = ("gluon_ws", "gluon_coop", "gluon_tall", "gluon_coop_tall")
+# 64-row blocks of a tile per Gluon schedule (``TileConfig.row_blocks``).
+_ROW_BLOCKS = {"gluon_ws": 1, "gluon_coop": 2, "gluon_tall": 2, "gluon_coop_tall": 4}
 KERNELS = ("triton", *GLUON_KERNELS)
 
 
@@ -44,7 +46,9 @@ class TileConfig:
     # with both consumers on one 128-row tile, a 64-row half and a tile buffer each; "gluon_tall":
     # ping-pong on 128-row tiles, each through its consumer's 64-row buffer in two passes. A tall
     # config with epilogue_stages 1 has one tile buffer that its consumers take in turn (what that
-    # saves goes to a deeper slab ring; ``gluon_wgrad._ws_fetch_units_shared``). Where
+    # saves goes to a deeper slab ring; ``gluon_wgrad._ws_fetch_units_shared``). "gluon_coop_tall":
+    # both consumers on one 256-row tile, a tall 128-row half each through its 64-row buffer in
+    # two passes (24 B of slabs per output and k-step against 32). Where
     # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
     # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
@@ -70,19 +74,26 @@ class TileConfig:
     @property
     def row_blocks(self) -> int:
         """64-row blocks of a Gluon tile: one per consumer of a cooperative tile ("gluon_coop"), two
-        passes of one consumer's buffer in a tall one ("gluon_tall")."""
-        return 2 if self.kernel in ("gluon_coop", "gluon_tall") else 1
+        passes of one consumer's buffer in a tall one ("gluon_tall"), two passes of each consumer's
+        in a cooperative tall one ("gluon_coop_tall")."""
+        return _ROW_BLOCKS.get(self.kernel, 1)
 
     @property
     def cooperative(self) -> bool:
-        """Both consumers of a Gluon tile run its main loop at once, a 64-row half each
-        ("gluon_coop"); otherwise their main loops take turns on whole tiles (ping-pong)."""
-        return self.kernel == "gluon_coop"
+        """Both consumers of a Gluon tile run its main loop at once, a 64-row ("gluon_coop") or
+        128-row ("gluon_coop_tall") half each; otherwise their main loops take turns on whole tiles
+        (ping-pong)."""
+        return self.kernel in ("gluon_coop", "gluon_coop_tall")
 
     @property
     def units_per_tile(self) -> int:
         """Consumers' shares of a Gluon tile (units): both consumers share a cooperative one."""
         return 2 if self.cooperative else 1
+
+    @property
+    def passes(self) -> int:
+        """64-row passes of one unit through its consumer's tile buffer (tall units: 2)."""
+        return self.row_blocks // self.units_per_tile
 
     @property
     def guard_tile(self) -> tuple[int, int]:
@@ -157,6 +168,14 @@ CONFIGS: tuple[TileConfig, ...] = (
     # (``gluon_wgrad.applies``).
     TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall"),
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_tall"),
+    # Cooperative 256-row tiles ("gluon_coop_tall", session 19): each consumer a tall 128-row half,
+    # so a k-step reads 24 B of slabs per output instead of 32. Beside two 64 x 128 buffers AdamW's
+    # bf16 moments fit a five-deep BK 32 ring, 4 B per element a six-deep one. Interleaved sweeps
+    # (results/2026-12-02/session19/): at BT 16384 on the LM head 1.00x (AdamW bf16) and 1.02x
+    # (SGD-momentum, Lion) the best tall config; 0.77-0.94x at BT <= 1024, where ping-pong hides
+    # the epilogue behind the other consumer's GEMM and the cooperative schedule cannot (call 2).
+    TileConfig(256, 128, 32, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall"),
+    TileConfig(256, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall"),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and

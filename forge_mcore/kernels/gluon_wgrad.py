@@ -226,11 +226,12 @@ def _mma_step(a_ring, b_wide, a_slot, s, acc):
 
 
 @gluon.jit
-def _mma_step_tall(a_ring, b_wide, s, acc_top, acc_bottom):
-    """``_mma_step`` of a 128-row unit: stage ``s``'s two dY row blocks (rows 0-63 into acc_top,
-    64-127 into acc_bottom) against its X slab."""
-    acc_top = warpgroup_mma(a_ring.index(2 * s).permute((1, 0)), b_wide.index(s), acc_top, is_async=True)
-    acc_bottom = warpgroup_mma(a_ring.index(2 * s + 1).permute((1, 0)), b_wide.index(s), acc_bottom, is_async=True)
+def _mma_step_tall(a_ring, b_wide, a_slot, s, acc_top, acc_bottom):
+    """``_mma_step`` of a 128-row unit: dY buffers ``a_slot`` and ``a_slot + 1`` (the unit's rows 0-63
+    into acc_top, 64-127 into acc_bottom) against ring stage ``s``'s X slab."""
+    acc_top = warpgroup_mma(a_ring.index(a_slot).permute((1, 0)), b_wide.index(s), acc_top, is_async=True)
+    acc_bottom = warpgroup_mma(a_ring.index(a_slot + 1).permute((1, 0)), b_wide.index(s), acc_bottom,
+                               is_async=True)
     return warpgroup_mma_wait(num_outstanding=2, deps=(acc_top, acc_bottom))
 
 
@@ -282,7 +283,7 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 # unit's weight and states into its consumer's tile buffer as soon as that buffer's previous
 # stores have read it. Two consumer warpgroups run the wgmma main loop, the guard and the
 # rule, and store their units back from their buffers. A unit is a consumer's share of a tile,
-# in one of three schedules (``ROW_BLOCKS`` 64-row blocks per tile, ``COOPERATIVE``):
+# in one of four schedules (``ROW_BLOCKS`` 64-row blocks per tile, ``COOPERATIVE``):
 # - ping-pong (1, CUTLASS's schedule for epilogue-heavy GEMMs): a unit is a whole 64-row
 #   tile, the consumers take alternate tiles and their main loops take turns, so one's rule
 #   and stores run beside the other's GEMM. Measured in session 8 (docs/kernel.md, five-deep
@@ -295,6 +296,8 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 #   and k-step as in the cooperative one; a unit goes through its consumer's 64-row buffer in
 #   two passes, the second's rows fetched once the first's are stored (session 14: 1.02-1.22x
 #   at BT 1024 for AdamW bf16 and SGD-momentum, slower at BT 512, where that wait shows).
+# - cooperative tall (4, cooperative): a unit is one 128-row half of a 256-row tile, through its
+#   consumer's buffer in two passes as a tall unit; 24 B of slabs per output and k-step.
 # Consumer c takes units c, c + 2, ... in all; a unit's buffer is its consumer's, and goes back
 # to the tile producer after the consumer's next unit's first wgmma, so waiting for its stores to
 # drain is off the consumer's chain (ping-pong waited before its next turn: 4-10% slower at BT
@@ -341,7 +344,7 @@ def _ws_unit(u, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.con
     """Unit ``u`` of this program: its tile (this program's count) and the origin of its rows."""
     t = u // UNITS_PER_TILE
     om, on = _ws_tile(t, M, N, ROW_BLOCKS * ROWS, BLOCK_N, GROUP_M)
-    return t, om + (u % UNITS_PER_TILE) * ROWS, on
+    return t, om + (u % UNITS_PER_TILE) * (ROW_BLOCKS // UNITS_PER_TILE) * ROWS, on
 
 
 @gluon.jit
@@ -390,8 +393,8 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
-    PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS
+    UNITS_PER_TILE: gl.constexpr = 2 if COOPERATIVE else 1  # a cooperative tile: a unit per consumer
+    PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
     # Fill f of consumer c's buffer (its unit j's pass p: f = j * PASSES + p) goes in once c has
     # stored fill f - 1 from it. In the order the consumers need them: both consumers' first
@@ -488,8 +491,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     STAGES: gl.constexpr = slab_ready.type.shape[0]
-    UNITS_PER_TILE: gl.constexpr = ROW_BLOCKS if COOPERATIVE else 1
-    PASSES: gl.constexpr = 1 if COOPERATIVE else ROW_BLOCKS  # 64-row blocks of a unit (tall: 2)
+    UNITS_PER_TILE: gl.constexpr = 2 if COOPERATIVE else 1  # a cooperative tile: a unit per consumer
+    PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE  # 64-row blocks of a unit (tall: 2)
+    A_SLOT: gl.constexpr = PASSES * (CONSUMER % UNITS_PER_TILE)  # its first dY block in a ring stage
     BUF: gl.constexpr = 0 if SHARED_TILE else 2 * CONSUMER  # its tile buffer's first column half
     layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)  # a column half's (the epilogue's)
     wide: gl.constexpr = _mma_layout(ROWS, 2 * HALF, num_warps)  # a whole row block's (the main loop's)
@@ -531,9 +535,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             s = step % STAGES
             mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
             if PASSES == 2:
-                acc_top, acc_bottom = _mma_step_tall(a_ring, b_wide, s, acc_top, acc_bottom)
+                acc_top, acc_bottom = _mma_step_tall(a_ring, b_wide, ROW_BLOCKS * s + A_SLOT, s, acc_top, acc_bottom)
             else:
-                acc_top = _mma_step(a_ring, b_wide, ROW_BLOCKS * s + CONSUMER % ROW_BLOCKS, s, acc_top)
+                acc_top = _mma_step(a_ring, b_wide, ROW_BLOCKS * s + A_SLOT, s, acc_top)
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
             # (cooperative: once both consumers have arrived)
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
@@ -600,8 +604,8 @@ def gluon_ws_fused_step_kernel(
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
-    # A tile is ROW_BLOCKS x ROWS rows (1: ping-pong; 2: cooperative, or tall ping-pong) by 2 x HALF
-    # columns.
+    # A tile is ROW_BLOCKS x ROWS rows (1: ping-pong; 2: cooperative, or tall ping-pong; 4:
+    # cooperative tall) by 2 x HALF columns.
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # MASK_EDGES: int8 states past the weight's edge are zeroed before their block's absmax;

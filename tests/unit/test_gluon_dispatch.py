@@ -101,6 +101,24 @@ def test_cooperative_buffers_count_one_consumers_half_tile():
     assert gluon_wgrad.applies(five, _state(codec="int8"), BF16, None, True, True)
 
 
+def test_cooperative_tall_tiles_give_each_consumer_a_128_row_half_in_two_passes():
+    coop_tall = dataclasses.replace(COOP, block_m=256, block_k=32, num_stages=5, kernel="gluon_coop_tall")
+    assert (coop_tall.row_blocks, coop_tall.units_per_tile, coop_tall.passes) == (4, 2, 2)
+    assert coop_tall.cooperative and coop_tall.guard_tile == (64, 128)
+    assert (TALL.passes, COOP.passes, WS.passes) == (2, 1, 1)
+    assert coop_tall.triton_geometry.block_m == 64  # the same guard tiles where the Triton kernel runs
+    # 5 slabs of (256 + 128) x 32 x 2 B + 2 buffers of 64x128 x (bf16 weight + 2 bf16 moments) = 216 KB
+    assert gluon_wgrad.applies(coop_tall, _state(), BF16, None, True, True)
+    assert not gluon_wgrad.applies(dataclasses.replace(coop_tall, num_stages=6), _state(), BF16, None, True, True)
+    # a BK 64 ring is three-deep with 4 B per element (144 + 64 KB), not with AdamW's bf16 moments
+    three = dataclasses.replace(coop_tall, block_k=64, num_stages=3)
+    assert gluon_wgrad.applies(three, _state(codec="int8"), BF16, None, True, True)
+    assert not gluon_wgrad.applies(three, _state(), BF16, None, True, True)
+    for bad in (dict(block_m=128), dict(epilogue_stages=1)):  # 256 rows; a buffer per consumer
+        with pytest.raises(ValueError):
+            dataclasses.replace(coop_tall, **bad)
+
+
 def test_every_gluon_config_fits_shared_memory_with_one_bf16_state():
     gluon = [c for c in CONFIGS + CANDIDATES if c.kernel in GLUON_KERNELS]
     assert {c.kernel for c in gluon} == set(GLUON_KERNELS)
