@@ -15,13 +15,9 @@ timeout 150 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p n
   > $OUT/tests.log 2>&1
 rc=$?; echo "coop_tall GPU tests rc $rc"; tail -n 3 $OUT/tests.log; grep FAILED $OUT/tests.log | head -5
 if [ $rc -eq 0 ]; then
-  timeout 170 python3 -m forge_mcore.bench.kernel --out $OUT/sw --shapes 4096x4096,12288x4096,4096x12288,1024x4096,151936x4096 \
-    --bts 512,1024 --arms adamw-bf16,adamw-int8,sgdm-bf16,lion-bf16 --sweep --sweep-configs all \
-    --sweep-kernels gluon_ws,gluon_tall,gluon_coop_tall --reps 20 > $OUT/sw.log 2>&1
-  echo "sweep rc $?"; grep "^| " $OUT/sw.log | tail -n 40
-  python3 -m forge_mcore.bench.kernel --winners $OUT/sw/kernel.csv 2>&1 | tail -n 1
-  cp forge_mcore/kernels/winners.csv $OUT/winners.csv
-  rm -f $OUT/sw/kernel_bench.png
+  SHAPES=4096x4096,12288x4096,4096x12288,1024x4096,151936x4096 BTS=512,1024 \
+    ARMS=adamw-bf16,adamw-int8,sgdm-bf16,lion-bf16 KERNELS=gluon_ws,gluon_tall,gluon_coop_tall TIMEOUT=170 \
+    OUT=$OUT bash scripts/device/sweep_winners.sh
   mkdir -p $OUT/grid && OUT=$OUT/grid GRID_TIMEOUT=${GRID_TIMEOUT:-200} bash results/2026-12-01/session15/call4.sh
 fi
 cd $OUT && tar czf /tmp/call.tgz . && rm -rf $OUT/* && mv /tmp/call.tgz $OUT/

@@ -9,11 +9,6 @@ set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $OUT/gpu.txt
-timeout 400 python3 -m forge_mcore.bench.kernel --out $OUT/sw --shapes 4096x4096,12288x4096,151936x4096 \
-  --bts 4096,16384 --arms adamw-bf16,adamw-int8,sgdm-bf16,lion-bf16 --sweep --sweep-configs all \
-  --sweep-kernels gluon_tall,gluon_coop,gluon_coop_tall --reps 20 > $OUT/sw.log 2>&1
-echo "sweep rc $?"; grep "^| " $OUT/sw.log | tail -n 24
-python3 -m forge_mcore.bench.kernel --winners $OUT/sw/kernel.csv 2>&1 | tail -n 1
-cp forge_mcore/kernels/winners.csv $OUT/winners.csv
-rm -f $OUT/sw/kernel_bench.png
+SHAPES=4096x4096,12288x4096,151936x4096 BTS=4096,16384 ARMS=adamw-bf16,adamw-int8,sgdm-bf16,lion-bf16 \
+  KERNELS=gluon_tall,gluon_coop,gluon_coop_tall TIMEOUT=400 SHOW=24 OUT=$OUT bash scripts/device/sweep_winners.sh
 cd $OUT && tar czf /tmp/call.tgz . && rm -rf $OUT/* && mv /tmp/call.tgz $OUT/
