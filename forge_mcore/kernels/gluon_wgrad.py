@@ -39,6 +39,13 @@ from ..rules.base import load_hyper
 from .configs import GLUON_KERNELS
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
 
+# Gluon ops that later Tritons renamed (3.6's names; 3.7 renamed the barrier, 3.9 the TMA copies
+# and dropped the old names): the kernel runs on each.
+_cta_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+_PUBLIC_REINTERPRET = gl.constexpr(hasattr(gl.shared_memory_descriptor, "reinterpret"))  # 3.9: no underscore
+
 
 @triton.constexpr_function
 def _mma_layout(block_m, half, num_warps):
@@ -89,8 +96,8 @@ def _fetch_tile(tile_descs, tile_bufs, base, om, on, bar, HAS_S0: gl.constexpr, 
     HALF: gl.constexpr = tile_descs[0].block_type.shape[1]
     for j in gl.static_range(4):
         if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
-            tma.async_copy_global_to_shared(tile_descs[j], [om, on], bar, tile_bufs[j].index(base))
-            tma.async_copy_global_to_shared(tile_descs[j], [om, on + HALF], bar, tile_bufs[j].index(base + 1))
+            _tma_load(tile_descs[j], [om, on], bar, tile_bufs[j].index(base))
+            _tma_load(tile_descs[j], [om, on + HALF], bar, tile_bufs[j].index(base + 1))
 
 
 @gluon.jit
@@ -100,8 +107,8 @@ def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S
     HALF: gl.constexpr = tile_descs[0].block_type.shape[1]
     for j in gl.static_range(4):
         if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
-            tma.async_copy_shared_to_global(tile_descs[j], [om, on], tile_bufs[j].index(base))
-            tma.async_copy_shared_to_global(tile_descs[j], [om, on + HALF], tile_bufs[j].index(base + 1))
+            _tma_store(tile_descs[j], [om, on], tile_bufs[j].index(base))
+            _tma_store(tile_descs[j], [om, on + HALF], tile_bufs[j].index(base + 1))
 
 
 @gluon.jit
@@ -210,10 +217,9 @@ def _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, bar, ROW_BLOCKS: g
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     mbarrier.expect(bar, ROW_BLOCKS * dy_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes, pred=pred)
     for r in gl.static_range(ROW_BLOCKS):
-        tma.async_copy_global_to_shared(dy_desc, [k * BLOCK_K, om + r * ROWS], bar,
-                                        a_ring.index(ROW_BLOCKS * s + r), pred=pred)
-    tma.async_copy_global_to_shared(x_desc, [k * BLOCK_K, on], bar, b_ring.index(2 * s), pred=pred)
-    tma.async_copy_global_to_shared(x_desc, [k * BLOCK_K, on + HALF], bar, b_ring.index(2 * s + 1), pred=pred)
+        _tma_load(dy_desc, [k * BLOCK_K, om + r * ROWS], bar, a_ring.index(ROW_BLOCKS * s + r), pred=pred)
+    _tma_load(x_desc, [k * BLOCK_K, on], bar, b_ring.index(2 * s), pred=pred)
+    _tma_load(x_desc, [k * BLOCK_K, on + HALF], bar, b_ring.index(2 * s + 1), pred=pred)
 
 
 @gluon.jit
@@ -449,7 +455,7 @@ def _ws_release(epi_empty, CONSUMER: gl.constexpr):
     """The consumer's buffer goes back to the tile producer once its stores have read it (the
     barrier: whichever thread issued the stores has seen them done before anyone arrives)."""
     tma.store_wait(pendings=0)
-    gl.thread_barrier()
+    _cta_barrier()
     mbarrier.arrive(epi_empty.index(CONSUMER), count=1)
 
 
@@ -499,7 +505,10 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     wide: gl.constexpr = _mma_layout(ROWS, 2 * HALF, num_warps)  # a whole row block's (the main loop's)
     # the ring's X halves of a stage lie back to back, as one [BLOCK_K, 2 * HALF] block of the same
     # swizzled layout (its 64-column chunks outermost): one wgmma reads both
-    b_wide = b_ring._reinterpret(b_ring.dtype, [STAGES, BLOCK_K, 2 * HALF], b_ring.layout)
+    if _PUBLIC_REINTERPRET:
+        b_wide = b_ring.reinterpret(b_ring.dtype, [STAGES, BLOCK_K, 2 * HALF], b_ring.layout)
+    else:
+        b_wide = b_ring._reinterpret(b_ring.dtype, [STAGES, BLOCK_K, 2 * HALF], b_ring.layout)
     num_k = gl.cdiv(K, BLOCK_K)
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
     hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency

@@ -6,6 +6,7 @@
 # puts the working directory first; results of earlier calls of this script compared a tree to itself)
 #   device call:             ARGS="--shapes 4096x4096 --bts 512,1024 --arms adamw-int8,adamw-bf16" bash scripts/device/code_ab.sh
 #   more trees:              TREES="base:ab_base ftz:ab_ftz" (name:folder; default base:ab_base)
+#   another Triton:          TREES="t37:.:.triton_parts/3.7.0/site" (name:folder:site, the site folder put ahead on PYTHONPATH)
 # Writes $OUT/<run>/kernel.csv (+ logs) for the runs new, each tree, new2, and prints FORGE ms per cell
 # and run, and the ratio of the arms named in RATIO (default adamw-int8/adamw-bf16) within each run.
 set -uo pipefail
@@ -16,10 +17,12 @@ RUNS="new:."
 for t in $TREES; do RUNS="$RUNS $t"; done
 RUNS="$RUNS new2:."
 for run in $RUNS; do
-  name=${run%%:*}
-  tree=$PWD/${run#*:}
+  IFS=: read -r name folder site <<< "$run"
+  tree=$PWD/$folder
+  pypath=${PYTHONPATH:-}
+  [ -n "$site" ] && pypath=$PWD/$site:${PYTHONPATH:-}
   # run from inside the tree: ``python -m`` puts the working directory ahead of PYTHONPATH
-  (cd "$tree" && FORGE_AUTOTUNE=0 timeout "${RUN_TIMEOUT:-150}" python3 -m forge_mcore.bench.kernel \
+  (cd "$tree" && PYTHONPATH=$pypath FORGE_AUTOTUNE=0 timeout "${RUN_TIMEOUT:-150}" python3 -m forge_mcore.bench.kernel \
     --out "$OUT/$name" $ARGS > "$OUT/$name.log" 2>&1)
   echo "[code_ab] $name exit $?"
   rm -f "$OUT/$name/kernel_bench.png" "$OUT/$name/kernel_table.md"  # (the tool returns only a few files)
