@@ -6,7 +6,7 @@
 # puts the working directory first; results of earlier calls of this script compared a tree to itself)
 #   device call:             ARGS="--shapes 4096x4096 --bts 512,1024 --arms adamw-int8,adamw-bf16" bash scripts/device/code_ab.sh
 #   more trees:              TREES="base:ab_base ftz:ab_ftz" (name:folder; default base:ab_base)
-#   another Triton:          TREES="t37:.:.triton_parts/3.7.0/site" (name:folder:site, the site folder put ahead on PYTHONPATH)
+#   another Triton:          TREES="t39:.:.triton_parts/3.9.0/site" (name:folder:site, the site folder put ahead on PYTHONPATH)
 # Writes $OUT/<run>/kernel.csv (+ logs) for the runs new, each tree, new2, and prints FORGE ms per cell
 # and run, and the ratio of the arms named in RATIO (default adamw-int8/adamw-bf16) within each run.
 set -uo pipefail

@@ -1,4 +1,4 @@
-"""Carry a Triton wheel other than the device image's (3.6) in two device calls.
+"""Carry a Triton wheel other than the device image's (3.6) to the GPU machine, one piece per call.
 
 The GPU machine reaches nothing outside and one call carries at most 64 MiB, the working tree
 included (~15 MB); a Triton wheel is ~200 MB. ``pack`` (here) keeps what a Gluon kernel needs on
@@ -9,11 +9,16 @@ in pieces, then the rest of the package.
 ahead on PYTHONPATH, with TRITON_BACKENDS_IN_TREE=1 (the image's Triton 3.6 registers the AMD
 backend as an entry point; this copy has none).
 
-    python scripts/device/triton_parts.py pack 3.9.0        # here: pip download + xz (~2 min)
-    run(carry=[".triton_parts/3.9.0/0"], ...)                 # call 1 (cold start), then at once
-    run(carry=[".triton_parts/3.9.0/1"], ...)                 # on the still-warm machine (the ignored
-    run(carry=[".triton_parts/3.9.0/2"], command="python3 scripts/device/triton_parts.py unpack 3.9.0 && ...")
-                                                              # folders carried before are kept there)
+The repository folder is copied afresh for each call (a folder carried in one call is gone in the
+next), so each call keeps its piece in /tmp, which lasts as long as the warm machine does; the
+calls must follow each other within its idle release (results/2026-12-02/session20/call1.sh and
+call2.sh):
+
+    python scripts/device/triton_parts.py pack 3.9.0        # here: pip download + xz (~5 min)
+    run(carry=[".triton_parts/3.9.0/0"], command="mkdir -p /tmp/tp && cp -r .triton_parts/3.9.0/* /tmp/tp/")
+    run(carry=[".triton_parts/3.9.0/1"], command="cp -r .triton_parts/3.9.0/* /tmp/tp/")
+    run(carry=[".triton_parts/3.9.0/2"], command="cp -r /tmp/tp/* .triton_parts/3.9.0/ && "
+                                                 "python3 scripts/device/triton_parts.py unpack 3.9.0 && ...")
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import glob
 import io
 import lzma
 import os
+import pathlib
 import subprocess
 import sys
 import tarfile
@@ -82,7 +88,7 @@ def unpack(version: str) -> None:
     parts = [found[n] for n in pieces]
     with tarfile.open(found["package.tar.xz"]) as tar:
         tar.extractall(site, filter="tar")
-    lib = lzma.decompress(b"".join(open(p, "rb").read() for p in parts))
+    lib = lzma.decompress(b"".join(pathlib.Path(p).read_bytes() for p in parts))
     with open(lib_path, "wb") as f:
         f.write(lib)
     print(f"{site}: Triton {version} unpacked")
