@@ -5,10 +5,14 @@
 
 The arms are a reference and every config in ``CANDIDATES``: the first ``gluon_ws`` config of
 ``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed
-winner). Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the same
-weight and states from the same dY/X twice, and its bits must equal the reference's (else the
-row says so and the config is not timed: a faster kernel with other results is not faster).
-Then ROUNDS rounds time every config's graph-replayed step over rotating weight sets
+winner). With VARY=field=v1,v2,... the arms are the reference and the reference with that
+integer field replaced by each value instead (VARY=group_m=16,1024: the tile order).
+WARM_ONLY=1 stops after the bits (it compiles every arm: run cells in parallel processes first,
+so the timed run finds them in Triton's cache).
+Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the same weight and
+states from the same dY/X twice, and its bits must equal the reference's (else the row says so
+and the config is not timed: a faster kernel with other results is not faster). Then ROUNDS
+rounds time every config's graph-replayed step over rotating weight sets
 (``bench.common.time_graph``), the order reversed each round (this host drifts); the median per
 config and its speedup over the reference.
 """
@@ -16,6 +20,7 @@ config and its speedup over the reference.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import statistics
@@ -32,6 +37,18 @@ GLUON_REFERENCE = next(c for c in CONFIGS if c.kernel == "gluon_ws")
 CELLS = os.environ.get("CELLS", "4096x4096:1024,12288x4096:1024,4096x4096:512,1024x4096:1024").split(",")
 ARM_NAMES = os.environ.get("ARMS", "adamw-bf16").split(",")
 ROUNDS = int(os.environ.get("ROUNDS", 3))
+VARY = os.environ.get("VARY", "")
+
+
+def _arms(reference) -> list:
+    """The reference and what it is compared with (``VARY``, else ``CANDIDATES``)."""
+    if not VARY:
+        return [reference, *[c for c in CANDIDATES if c != reference]]
+    field, values = VARY.split("=")
+    if field not in {f.name for f in dataclasses.fields(reference)}:
+        raise SystemExit(f"VARY names {field!r}, not a TileConfig field")
+    return [reference, *[dataclasses.replace(reference, **{field: int(v)}) for v in values.split(",")
+                         if int(v) != getattr(reference, field)]]
 
 
 def run_cell(cell: str, arm: str) -> list[dict]:
@@ -57,7 +74,7 @@ def run_cell(cell: str, arm: str) -> list[dict]:
         probe = fresh()
         step(None, *probe)()
         reference = fm.ops.tuned_config(dy, probe[0], probe[1])
-    ARMS_AB = [reference, *[c for c in CANDIDATES if c != reference]]
+    ARMS_AB = _arms(reference)
     bits = []
     for cfg in ARMS_AB:
         w, state, hyper = fresh()
@@ -66,6 +83,9 @@ def run_cell(cell: str, arm: str) -> list[dict]:
         bits.append([w] + [s.data for s in state.slots if s is not None])
     torch.cuda.synchronize()
     same = [all(torch.equal(a, b) for a, b in zip(t, bits[0])) for t in bits]
+    if os.environ.get("WARM_ONLY"):
+        print(json.dumps(dict(cell=cell, arm=arm, warmed=len(ARMS_AB), bits_equal=same)), flush=True)
+        return []
 
     probe_w, probe_state, _ = fresh()
     sets = rotation_count(2 * probe_w.nbytes + 2 * probe_state.nbytes + dy.nbytes + x.nbytes)
@@ -91,6 +111,8 @@ def main() -> None:
     for cell in CELLS:
         for arm in ARM_NAMES:
             rows += run_cell(cell, arm)
+            if not rows:
+                continue
             with open(os.path.join(out, "config_ab.csv"), "w", newline="") as f:  # rewritten per cell
                 writer = csv.DictWriter(f, fieldnames=list(rows[0]))
                 writer.writeheader()
