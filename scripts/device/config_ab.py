@@ -5,8 +5,9 @@
 
 The arms are a reference and every config in ``CANDIDATES``: the first ``gluon_ws`` config of
 ``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed
-winner). With VARY=field=v1,v2,... the arms are the reference and the reference with that
-integer field replaced by each value instead (VARY=group_m=16,1024: the tile order).
+winner). With VARY="f=v[,f=v...];..." the arms are the reference and, per ";"-separated
+alternative, the reference with those TileConfig fields replaced instead
+(VARY="group_m=16;group_m=1024": the tile order; a duplicate of the reference is dropped).
 WARM_ONLY=1 stops after the bits (it compiles every arm: run cells in parallel processes first,
 so the timed run finds them in Triton's cache).
 Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the same weight and
@@ -44,12 +45,16 @@ def _arms(reference) -> list:
     """The reference and what it is compared with (``VARY``, else ``CANDIDATES``)."""
     if not VARY:
         return [reference, *[c for c in CANDIDATES if c != reference]]
-    field, values = VARY.split("=")
-    if field not in {f.name for f in dataclasses.fields(reference)}:
-        raise SystemExit(f"VARY names {field!r}, not a TileConfig field")
-    return [reference, *[dataclasses.replace(reference, **{field: int(v)}) for v in values.split(",")
-                         if int(v) != getattr(reference, field)]]
-
+    names = {f.name for f in dataclasses.fields(reference)}
+    arms = [reference]
+    for alternative in VARY.split(";"):
+        fields = dict(item.split("=") for item in alternative.split(","))
+        if not fields.keys() <= names:
+            raise SystemExit(f"VARY names {sorted(fields.keys() - names)}, not TileConfig fields")
+        arm = dataclasses.replace(reference, **{k: int(v) if v.isdigit() else v for k, v in fields.items()})
+        if arm not in arms:
+            arms.append(arm)
+    return arms
 
 def run_cell(cell: str, arm: str) -> list[dict]:
     shape, bt = cell.split(":")
