@@ -50,27 +50,24 @@ class TileConfig:
     # both consumers on one 256-row tile, a tall 128-row half each through its 64-row buffer in
     # two passes (24 B of slabs per output and k-step against 32). Where
     # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
-    # (``triton_geometry``). num_stages is then the slab ring's depth. A gluon_ws config with
-    # epilogue_stages 0 has no tile buffers: its rule loads and stores the weight and states
-    # itself, asked for in L2 ahead by the tile producer (``gluon_wgrad``, DIRECT).
+    # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
-        if self.epilogue_stages not in ((1, 2, 3) if self.kernel == "triton" else (0, 1, 2, 3)):
-            raise ValueError(f"epilogue_stages must be 1, 2 or 3 (0: a gluon_ws config without tile buffers): {self}")
+        if self.epilogue_stages not in (1, 2, 3):
+            raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
-                                             or self.epilogue_stages not in {"gluon_tall": (1, 2),
-                                                                             "gluon_ws": (0, 2)}.get(self.kernel, (2,))
+                                             or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
+                                                                             else (2,))
                                              or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
-                             f"buffer each (epilogue_stages 2; tall ones may share one: 1; ping-pong ones may "
-                             f"have none: 0), is "
+                             f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
                              f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
                              f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
@@ -113,7 +110,7 @@ class TileConfig:
             return self
         rows, cols = self.guard_tile
         return TileConfig(rows, cols, self.block_k, self.group_m, self.num_warps, self.num_stages,
-                          split_n=self.split_n, epilogue_stages=self.epilogue_stages or 2)
+                          split_n=self.split_n, epilogue_stages=self.epilogue_stages)
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""
@@ -183,7 +180,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS).
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -196,12 +193,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
 # four-deep everywhere).
-# Ping-pong without tile buffers (session 21): the rule reads and writes the weight and states
-# itself, so the TMA unit and shared memory carry only the slabs, and the ring may go deeper.
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=0, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=0, kernel="gluon_ws"),
-)
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -101,37 +101,6 @@ def _fetch_tile(tile_descs, tile_bufs, base, om, on, bar, HAS_S0: gl.constexpr, 
 
 
 @gluon.jit
-def _prefetch_lines(src, om, on, M, N, ROWS: gl.constexpr, COLS: gl.constexpr):
-    """Ask L2 for every 128-byte line of the ROWS x COLS block at (om, on) of the row-major M x N
-    tensor at ``src`` (``prefetch.global.L2``: no registers, nothing waits on it)."""
-    LINE: gl.constexpr = 1024 // src.dtype.element_ty.primitive_bitwidth  # elements per line
-    CHUNKS: gl.constexpr = COLS // LINE if COLS >= LINE else 1
-    layout: gl.constexpr = gl.BlockedLayout([1, CHUNKS], [32, 1], [1, 1], [1, 0])
-    rows = om + gl.arange(0, ROWS, layout=gl.SliceLayout(1, layout))
-    cols = on + gl.arange(0, CHUNKS, layout=gl.SliceLayout(0, layout)) * LINE
-    ok = ((rows < M)[:, None] & (cols < N)[None, :]).to(gl.int32)
-    gl.inline_asm_elementwise(
-        "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.u32 $0, 0; }", "=r,l,r",
-        [src + rows.to(gl.int64)[:, None] * N + cols[None, :], ok], dtype=gl.int32, is_pure=False, pack=1)
-
-
-@gluon.jit
-def _prefetch_tile(tile_ptrs, om, on, M, N, ROWS: gl.constexpr, COLS: gl.constexpr, bar, HAS_S0: gl.constexpr,
-                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
-    """``_fetch_tile`` where the tiles are pointers (``TileConfig.epilogue_stages`` 0): the unit's
-    weight and states asked for in L2, then the consumer's fill barrier arrived on (the consumer
-    reads the unit itself)."""
-    _prefetch_lines(tile_ptrs[0], om, on, M, N, ROWS, COLS)
-    if HAS_S0:
-        _prefetch_lines(tile_ptrs[1], om, on, M, N, ROWS, COLS)
-    if HAS_S1:
-        _prefetch_lines(tile_ptrs[2], om, on, M, N, ROWS, COLS)
-    if HAS_S2:
-        _prefetch_lines(tile_ptrs[3], om, on, M, N, ROWS, COLS)
-    mbarrier.arrive(bar, count=1)
-
-
-@gluon.jit
 def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                 HAS_S2: gl.constexpr):
     """TMA stores of the tile's buffers (after a fence_async_shared)."""
@@ -164,30 +133,9 @@ def _row_scales(scales, om, on, M, NB, ROWS: gl.constexpr, layout: gl.constexpr,
 
 
 @gluon.jit
-def _tile_read(src, i, offs, inside, layout: gl.constexpr):
-    """A half tile of the weight or a state as stored: from its shared buffer ``i``, or, where
-    ``src`` is the tensor's pointer (``TileConfig.epilogue_stages`` 0), from global memory at
-    ``offs`` (zeros past the weight's edge, as a TMA load reads them)."""
-    if src.dtype.is_ptr():
-        return gl.load(src + offs, mask=inside, other=0)
-    else:
-        return src.index(i).load(layout)
-
-
-@gluon.jit
-def _tile_write(dst, i, offs, inside, x):
-    """``_tile_read``'s inverse: into shared buffer ``i`` (its TMA store follows), or straight to
-    global memory inside the weight."""
-    if dst.dtype.is_ptr():
-        gl.store(dst + offs, x.to(dst.dtype.element_ty), mask=inside)
-    else:
-        dst.index(i).store(x.to(dst.dtype))
-
-
-@gluon.jit
-def _load_state(buf, i, offs, inside, row_scales, layout: gl.constexpr, INT8: gl.constexpr, NONNEG: gl.constexpr):
+def _load_state(buf, i, row_scales, layout: gl.constexpr, INT8: gl.constexpr, NONNEG: gl.constexpr):
     """A state's half tile in fp32: widened, or (int8) decoded with its rows' scales."""
-    raw = _tile_read(buf, i, offs, inside, layout)
+    raw = buf.index(i).load(layout)
     if INT8:
         return int8_decode(raw, row_scales, NONNEG)
     else:
@@ -195,15 +143,15 @@ def _load_state(buf, i, offs, inside, row_scales, layout: gl.constexpr, INT8: gl
 
 
 @gluon.jit
-def _store_state(buf, i, offs, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl.constexpr,
-                 MASK_EDGES: gl.constexpr, NONNEG: gl.constexpr):
+def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+                 NONNEG: gl.constexpr):
     """A state's half tile back into its buffer: narrowed, or (int8) encoded, its rows' scales stored."""
     if INT8:
         codes, scales = int8_encode(v, inside, NONNEG, MASK_EDGES)
-        _tile_write(buf, i, offs, inside, codes)
+        buf.index(i).store(codes)
         gl.store(scale_ptr + rows * NB + on // 64, scales, mask=row_ok & (on < N))
     else:
-        _tile_write(buf, i, offs, inside, v)
+        buf.index(i).store(v.to(buf.dtype))
 
 
 @gluon.jit
@@ -223,28 +171,27 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: 
     row_ok = rows < M
     inside = row_ok[:, None] & (cols < N)[None, :]
     rows = rows.to(gl.int64)
-    offs = rows[:, None] * N + cols[None, :]  # (read only where the tiles are pointers: _tile_read)
     g = acc
     if HAS_GRAD_SCALE:
         g = g * gl.load(grad_scale_ptr)
-    w = _widen(_tile_read(w_buf, i, offs, inside, layout))
+    w = _widen(w_buf.index(i).load(layout))
     v0 = g
     v1 = g
     v2 = g
     if HAS_S0:
-        v0 = _load_state(s0_buf, i, offs, inside, row_scales[0], layout, INT8, NONNEG_S0)
+        v0 = _load_state(s0_buf, i, row_scales[0], layout, INT8, NONNEG_S0)
     if HAS_S1:
-        v1 = _load_state(s1_buf, i, offs, inside, row_scales[1], layout, INT8, NONNEG_S1)
+        v1 = _load_state(s1_buf, i, row_scales[1], layout, INT8, NONNEG_S1)
     if HAS_S2:
-        v2 = _load_state(s2_buf, i, offs, inside, row_scales[2], layout, INT8, NONNEG_S2)
+        v2 = _load_state(s2_buf, i, row_scales[2], layout, INT8, NONNEG_S2)
     w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper, VARIANT)
-    _tile_write(w_buf, i, offs, inside, w)
+    w_buf.index(i).store(w.to(w_buf.dtype))
     if HAS_S0:
-        _store_state(s0_buf, i, offs, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S0)
+        _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S0)
     if HAS_S1:
-        _store_state(s1_buf, i, offs, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S1)
+        _store_state(s1_buf, i, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S1)
     if HAS_S2:
-        _store_state(s2_buf, i, offs, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S2)
+        _store_state(s2_buf, i, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S2)
 
 
 @gluon.jit
@@ -466,13 +413,9 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
                     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
                     f = j * PASSES + p
                     mbarrier.wait(epi_empty.index(c), (f + 1) & 1, pred=f > 0)
-                    if tile_bufs[0].dtype.is_ptr():
-                        _prefetch_tile(tile_bufs, om + p * ROWS, on, M, N, ROWS, BLOCK_N, epi_ready.index(c), HAS_S0,
-                                       HAS_S1, HAS_S2)
-                    else:
-                        mbarrier.expect(epi_ready.index(c), FILL_BYTES)
-                        _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0,
-                                    HAS_S1, HAS_S2)
+                    mbarrier.expect(epi_ready.index(c), FILL_BYTES)
+                    _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1,
+                                HAS_S2)
 
 
 @gluon.jit
@@ -529,10 +472,9 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
     # A non-finite block stores its buffers back unchanged (the same bits): every fill stores the
-    # same count, which the buffer recycling counts on. (Tiles as pointers: the rule stored them.)
-    if not tile_bufs[0].dtype.is_ptr():
-        fence_async_shared()
-        _store_tile(tile_descs, tile_bufs, BUF, om, on, HAS_S0, HAS_S1, HAS_S2)
+    # same count, which the buffer recycling counts on.
+    fence_async_shared()
+    _store_tile(tile_descs, tile_bufs, BUF, om, on, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -660,14 +602,14 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
 def gluon_ws_fused_step_kernel(
     dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-    M, N, K, s0_scale, s1_scale, s2_scale, NB, trace_ptr, w_ptr, s0_ptr, s1_ptr, s2_ptr,
+    M, N, K, s0_scale, s1_scale, s2_scale, NB, trace_ptr,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    DIRECT: gl.constexpr, num_warps: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -684,17 +626,11 @@ def gluon_ws_fused_step_kernel(
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
     # HYPER_COUNT: the rule's per-step scalars in hyper_ptr.
-    # DIRECT (``TileConfig.epilogue_stages`` 0, ping-pong only): no tile buffers; the tile producer
-    # asks L2 for each unit's weight and states (w_ptr, s*_ptr: the M x N tensors, row-major) and
-    # the consumer's rule loads and stores them itself, off the TMA unit and shared memory.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    if DIRECT:
-        tile_bufs = (w_ptr, s0_ptr, s1_ptr, s2_ptr)
-    else:
-        tile_bufs = _allocate_tiles(tile_descs, 2 if SHARED_TILE else 4, HAS_S0, HAS_S1, HAS_S2)  # column halves
+    tile_bufs = _allocate_tiles(tile_descs, 2 if SHARED_TILE else 4, HAS_S0, HAS_S1, HAS_S2)  # column halves
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
@@ -761,7 +697,7 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     unit = cfg.block_m // cfg.row_blocks * cfg.block_n  # one consumer's share of a tile: its buffer
     epilogue = unit * (state.store.weight_dtype.itemsize
                        + sum(s.data.element_size() for s in state.slots if s is not None))
-    return cfg.smem_bytes(2) + cfg.epilogue_stages * epilogue <= SMEM_LIMIT  # (stages 0: no buffer)
+    return cfg.smem_bytes(2) + cfg.epilogue_stages * epilogue <= SMEM_LIMIT
 
 
 def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scale, cache: dict | None,
@@ -807,20 +743,15 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
-            DIRECT=cfg.epilogue_stages == 0,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:
             cache[plan_key] = plan
     scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read
-    tensors = [weight, *[p[0] if p is not None else weight for p in states]]
-    if cfg.epilogue_stages == 0 and not all(t.is_contiguous() for t in tensors):
-        raise ValueError(f"{cfg} reads the weight and states as row-major M x N tensors: make them contiguous "
-                         "or use a config with tile buffers (epilogue_stages 1 or 2)")
     args = (_descriptor(dy, [cfg.block_k, rows]), _descriptor(x, [cfg.block_k, half]), *tiles,
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
-            *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq, *tensors)
+            *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq)
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
 
@@ -843,10 +774,10 @@ def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
     return torch.zeros(programs, 2, units_per_consumer, len(TRACE_PHASE_NAMES), dtype=torch.int64, device=device)
 
 
-# Launch arguments that are the weight's own objects at every step (its weight/state tiles and
-# tensors, scalars, telemetry, state scales), and those a replay passes anew (the dY and X slabs, the
+# Launch arguments that are the weight's own objects at every step (its weight/state tiles,
+# scalars, telemetry, state scales), and those a replay passes anew (the dY and X slabs, the
 # grad scale).
-_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15, *range(18, 22)])
+_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15])
 _VARYING_ARGS = (0, 1, 9)
 
 
