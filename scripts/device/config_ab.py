@@ -51,7 +51,8 @@ def _arms(reference) -> list:
         fields = dict(item.split("=") for item in alternative.split(","))
         if not fields.keys() <= names:
             raise SystemExit(f"VARY names {sorted(fields.keys() - names)}, not TileConfig fields")
-        arm = dataclasses.replace(reference, **{k: int(v) if v.isdigit() else v for k, v in fields.items()})
+        values = {k: int(v) if v.isdigit() else {"True": True, "False": False}.get(v, v) for k, v in fields.items()}
+        arm = dataclasses.replace(reference, **values)
         if arm not in arms:
             arms.append(arm)
     return arms
