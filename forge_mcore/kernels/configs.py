@@ -61,14 +61,13 @@ class TileConfig:
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
-                                             or self.epilogue_stages not in {"gluon_tall": (1, 2),
-                                                                             "gluon_ws": (2, 3)}.get(self.kernel, (2,))
+                                             or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
+                                                                             else (2,))
                                              or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
-                             f"buffer each (epilogue_stages 2; tall ones may share one: 1; ping-pong ones may "
-                             f"rotate three: 3), is "
+                             f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
                              f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
                              f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
@@ -181,10 +180,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). Ping-pong with three tile buffers in rotation
-# (epilogue_stages 3, session 21): a unit's weight/state fill goes in one main loop earlier. Beside
-# them a five-deep ring fits 4 B per element (SGD-momentum, Lion, int8 moments); AdamW's bf16
-# moments fit a three-deep one or a six-deep BK 32 one.
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -197,11 +193,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
 # four-deep everywhere).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=3, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 8, 3, split_n=2, epilogue_stages=3, kernel="gluon_ws"),
-    TileConfig(64, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=3, kernel="gluon_ws"),
-)
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -327,11 +327,6 @@ def _stamp(trace_ptr, j, PHASE: gl.constexpr, CONSUMER: gl.constexpr, TRACE_TILE
             gl.store(trace_ptr + ((gl.program_id(0) * 2 + CONSUMER) * TRACE_TILES + j) * TRACE_PHASES + PHASE, now)
 
 
-# Tile buffers that ping-pong consumers take in unit order (``TileConfig.epilogue_stages`` 3 on
-# gluon_ws; ``_ws_fetch_units_rotating``) instead of one per consumer (2) or one for both (1).
-ROTATING_BUFFERS = gl.constexpr(3)
-
-
 # Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
 # warpgroups and two one-warp producers, 320 threads share the SM's 64 K registers.
 WS_CONSUMER_REGS = gl.constexpr(232)
@@ -382,16 +377,13 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 @gluon.jit
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                      COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      ROTATING: gl.constexpr):
+                      COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr):
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
         # the bytes of one fill: the weight's and each present state's two column halves
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
-        if ROTATING:
-            _ws_fetch_units_rotating(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES)
-        elif SHARED_TILE:
+        if SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
         else:
@@ -459,34 +451,12 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 
 @gluon.jit
-def _ws_fetch_units_rotating(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                             HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, FILL_BYTES: gl.constexpr):
-    """``_ws_fetch_units`` for ping-pong 64-row units through ROTATING_BUFFERS tile buffers taken in
-    unit order (unit u: buffer u % ROTATING_BUFFERS, whichever consumer runs it), each with its own
-    barriers. A unit's fill waits for the stores of the unit ROTATING_BUFFERS before it, which its
-    consumer releases as it starts its next unit: with three buffers a fill goes in one main loop
-    earlier than with a buffer per consumer, so more of the SM's tile bytes are in flight."""
-    dy_desc, x_desc, tile_descs = descs
-    slab_ready, slab_empty, epi_ready, epi_empty, order = bars
-    ROWS: gl.constexpr = dy_desc.block_type.shape[1]
-    BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    for u in range(_ws_tiles(M, N, ROWS, BLOCK_N)):
-        b = u % ROTATING_BUFFERS
-        fill = u // ROTATING_BUFFERS  # buffer b's
-        t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, 1, 1)
-        mbarrier.wait(epi_empty.index(b), (fill - 1) & 1, pred=fill > 0)
-        mbarrier.expect(epi_ready.index(b), FILL_BYTES)
-        _fetch_tile(tile_descs, tile_bufs, 2 * b, om, on, epi_ready.index(b), HAS_S0, HAS_S1, HAS_S2)
-
-
-@gluon.jit
-def _ws_release(epi_empty, index):
-    """A tile buffer goes back to the tile producer (its barrier ``index``: the consumer's, or in
-    rotation the buffer's) once its stores have read it (the barrier: whichever thread issued the
-    stores has seen them done before anyone arrives)."""
+def _ws_release(epi_empty, CONSUMER: gl.constexpr):
+    """The consumer's buffer goes back to the tile producer once its stores have read it (the
+    barrier: whichever thread issued the stores has seen them done before anyone arrives)."""
     tma.store_wait(pendings=0)
     _cta_barrier()
-    mbarrier.arrive(epi_empty.index(index), count=1)
+    mbarrier.arrive(epi_empty.index(CONSUMER), count=1)
 
 
 @gluon.jit
@@ -494,7 +464,7 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
              grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
              HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
              MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-             BUF):
+             BUF: gl.constexpr):
     """A 64-row block of the consumer's unit, its weight and states in the buffer at ``BUF``: the
     rule where ``finite`` (``_guard``), then the stores."""
     if finite:
@@ -515,7 +485,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
                  MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-                 CONSUMER: gl.constexpr, ROTATING: gl.constexpr, num_warps: gl.constexpr):
+                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
@@ -546,16 +516,6 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     for j in range(gl.cdiv(units - CONSUMER, 2)):
         u = 2 * j + CONSUMER
         t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
-        # this unit's tile buffer, its barriers and their fill count; and the previous unit's barriers
-        buf = BUF
-        bar = CONSUMER
-        fill = j * PASSES
-        prev_bar = CONSUMER
-        if ROTATING:
-            buf = 2 * (u % ROTATING_BUFFERS)
-            bar = u % ROTATING_BUFFERS
-            fill = u // ROTATING_BUFFERS
-            prev_bar = (u + ROTATING_BUFFERS - 2) % ROTATING_BUFFERS
         _stamp(trace_ptr, j, 0, CONSUMER, TRACE_TILES)
         if not COOPERATIVE:
             # the other consumer has waited for every slab before this tile's (a ring slot's
@@ -593,7 +553,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             # the previous unit's stores drained behind this unit's first wgmma, off the consumer's
             # chain (in ping-pong the drain before its turn was on it: timeline, session 13)
             if k == 0 and j > 0 and not MAINLOOP_ONLY:
-                _ws_release(epi_empty, prev_bar)
+                _ws_release(epi_empty, CONSUMER)
                 _stamp(trace_ptr, j - 1, 5, CONSUMER, TRACE_TILES)
             step += 1
         if not COOPERATIVE:
@@ -620,13 +580,13 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         else:
             # buffer fill j * PASSES + p holds pass p's weight and states
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-            mbarrier.wait(epi_ready.index(bar), fill & 1)
+            mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
                      grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                     NONNEG_S0, NONNEG_S1, NONNEG_S2, buf)
+                     NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             if PASSES == 2:
-                _ws_release(epi_empty, bar)  # the second block's rows go into the buffer
+                _ws_release(epi_empty, CONSUMER)  # the second block's rows go into the buffer
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
                 mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
                 _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs, tile_descs,
@@ -648,8 +608,8 @@ def gluon_ws_fused_step_kernel(
     INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
-    TILE_BUFFERS: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr,
-    HYPER_COUNT: gl.constexpr, num_warps: gl.constexpr,
+    SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -661,8 +621,7 @@ def gluon_ws_fused_step_kernel(
     # False where the rule keeps them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there).
     # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers, a tile buffer each, or with SHARED_TILE
-    # one buffer the ping-pong consumers take in turn: ``_ws_fetch_units_shared``). TILE_BUFFERS: 2
-    # (one per consumer), 1 (SHARED_TILE) or ROTATING_BUFFERS (``_ws_fetch_units_rotating``).
+    # one buffer the ping-pong consumers take in turn: ``_ws_fetch_units_shared``).
     # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
@@ -671,18 +630,16 @@ def gluon_ws_fused_step_kernel(
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    ROTATING: gl.constexpr = TILE_BUFFERS == ROTATING_BUFFERS
-    tile_bufs = _allocate_tiles(tile_descs, 2 * TILE_BUFFERS, HAS_S0, HAS_S1, HAS_S2)  # column halves
+    tile_bufs = _allocate_tiles(tile_descs, 2 if SHARED_TILE else 4, HAS_S0, HAS_S1, HAS_S2)  # column halves
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    # one per consumer, or per buffer in rotation
-    epi_ready = gl.allocate_shared_memory(gl.int64, [ROTATING_BUFFERS, 1], mbarrier.MBarrierLayout())
-    epi_empty = gl.allocate_shared_memory(gl.int64, [ROTATING_BUFFERS, 1], mbarrier.MBarrierLayout())
+    epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
+    epi_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=2 if COOPERATIVE else 1)  # cooperative: both read a slab
-    for i in gl.static_range(ROTATING_BUFFERS):
+    for i in gl.static_range(2):
         mbarrier.init(epi_ready.index(i), count=1)
         mbarrier.init(epi_empty.index(i), count=1)
     for i in gl.static_range(2):
@@ -696,14 +653,14 @@ def gluon_ws_fused_step_kernel(
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, ROTATING, num_warps)),
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, ROTATING, num_warps)),
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                             COOPERATIVE, SHARED_TILE, MAINLOOP_ONLY, ROTATING)),
+                             COOPERATIVE, SHARED_TILE, MAINLOOP_ONLY)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
@@ -782,8 +739,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
-            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.cooperative, TILE_BUFFERS=cfg.epilogue_stages,
-            SHARED_TILE=cfg.epilogue_stages == 1,
+            ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.cooperative, SHARED_TILE=cfg.epilogue_stages == 1,
             MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
