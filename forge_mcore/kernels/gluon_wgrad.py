@@ -6,8 +6,8 @@ so a tile's weight and state bytes start to move only once its GEMM is done
 (``docs/kernel.md``). Here the step is written against the hardware's own primitives
 (``triton.experimental.gluon``: TMA copies, mbarriers, asynchronous wgmma, warp
 specialization) in CUTLASS's ping-pong schedule (section below): producer warps issue every
-slab and weight/state load ahead, and two consumer warpgroups take turns, one running its
-tile's rule and stores while the other runs its GEMM.
+slab and weight/state load ahead and the weight/state stores, and two consumer warpgroups take
+turns, one running its tile's rule while the other runs its GEMM.
 
 The rules are the same ``@triton.jit`` epilogues the Triton kernel uses (Gluon calls
 them as they are); the guard and telemetry are the Triton kernel's (one sum of g^2 per
@@ -286,10 +286,10 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 # ---------------------------------------------------------------------------
 # One program per SM walks its tiles. Two one-warp producers keep the copy engines busy on
 # their own: one streams dY/X slabs through a ring of STAGES buffers, the other fetches each
-# unit's weight and states into its consumer's tile buffer as soon as that buffer's previous
-# stores have read it. Two consumer warpgroups run the wgmma main loop, the guard and the
-# rule, and store their units back from their buffers. A unit is a consumer's share of a tile,
-# in one of four schedules (``ROW_BLOCKS`` 64-row blocks per tile, ``COOPERATIVE``):
+# unit's weight and states into its consumer's tile buffer and stores them back once the consumer
+# has written them. Two consumer warpgroups run the wgmma main loop, the guard and the rule. A
+# unit is a consumer's share of a tile, in one of four schedules (``ROW_BLOCKS`` 64-row blocks
+# per tile, ``COOPERATIVE``):
 # - ping-pong (1, CUTLASS's schedule for epilogue-heavy GEMMs): a unit is a whole 64-row
 #   tile, the consumers take alternate tiles and their main loops take turns, so one's rule
 #   and stores run beside the other's GEMM. Measured in session 8 (docs/kernel.md, five-deep
@@ -304,16 +304,18 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 #   at BT 1024 for AdamW bf16 and SGD-momentum, slower at BT 512, where that wait shows).
 # - cooperative tall (4, cooperative): a unit is one 128-row half of a 256-row tile, through its
 #   consumer's buffer in two passes as a tall unit; 24 B of slabs per output and k-step.
-# Consumer c takes units c, c + 2, ... in all; a unit's buffer is its consumer's, and goes back
-# to the tile producer after the consumer's next unit's first wgmma, so waiting for its stores to
-# drain is off the consumer's chain (ping-pong waited before its next turn: 4-10% slower at BT
-# 1024 for AdamW bf16, session 14 call 1).
+# Consumer c takes units c, c + 2, ... in all; a unit's buffer is its consumer's. Once the
+# consumer has written a pass's results into it, the tile producer stores them and, when the TMA
+# has read them, fills the buffer again (``_ws_store_fill``), so no consumer ever waits on a store:
+# until session 21 the consumer waited for its stores after its next unit's first wgmma (and before
+# session 14 before its next turn, 4-10% slower). Session 21 call 8: 1.00-1.03x that at BT <= 1024.
 
 
 # Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
 # its first TRACE_TILES units into trace_ptr[program, consumer, unit, phase]
-# (``forge_mcore.bench.timeline`` reads them). "released" is stamped in the consumer's next unit
-# (after its first wgmma), so a unit's "stores drained" includes that unit's turn wait.
+# (``forge_mcore.bench.timeline`` reads them). "stores issued" is the consumer handing the buffer
+# to the tile producer (which stores it), and "released" is stamped in the consumer's next unit
+# (after its first wgmma), so a unit's "stores drained" is that unit's turn wait.
 TRACE_PHASE_NAMES = ("turn", "main loop", "main loop done", "tile ready", "stores issued", "released")
 TRACE_PHASES = gl.constexpr(len(TRACE_PHASE_NAMES))
 
@@ -412,10 +414,24 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
                 if u < units:
                     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
                     f = j * PASSES + p
-                    mbarrier.wait(epi_empty.index(c), (f + 1) & 1, pred=f > 0)
+                    if f > 0:  # the buffer's last fill: this unit's previous pass, or the consumer's last unit's
+                        if p > 0:
+                            _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, om + (p - 1) * ROWS, on,
+                                           HAS_S0, HAS_S1, HAS_S2)
+                        else:
+                            t, om_last, on_last = _ws_unit(u - 2, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS,
+                                                           UNITS_PER_TILE)
+                            _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c,
+                                           om_last + (PASSES - 1) * ROWS, on_last, HAS_S0, HAS_S1, HAS_S2)
                     mbarrier.expect(epi_ready.index(c), FILL_BYTES)
                     _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1,
                                 HAS_S2)
+    for c in gl.static_range(2):  # each consumer's last fill
+        if units > c:
+            last = 2 * ((units - 1 - c) // 2) + c
+            t, om, on = _ws_unit(last, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
+            _ws_store_fill(descs, tile_bufs, epi_empty, c, (last // 2) * PASSES + PASSES - 1, 2 * c,
+                           om + (PASSES - 1) * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -441,40 +457,52 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
         t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, 1)
         for p in gl.static_range(PASSES):
             f = j * PASSES + p  # consumer c's own fill count
-            if p > 0:
-                mbarrier.wait(epi_empty.index(c), (f - 1) & 1)  # its own previous pass
-            else:
-                prev = ((u + 1) // 2) * PASSES - 1  # the other consumer's fill count of unit u - 1's last pass
-                mbarrier.wait(epi_empty.index(1 - c), prev & 1, pred=u > 0)
+            if p > 0:  # its own previous pass
+                _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 0, om + (p - 1) * ROWS, on, HAS_S0, HAS_S1,
+                               HAS_S2)
+            elif u > 0:  # unit u - 1's last pass, the other consumer's fill ``prev``
+                prev = ((u + 1) // 2) * PASSES - 1
+                t, om_last, on_last = _ws_unit(u - 1, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, 1)
+                _ws_store_fill(descs, tile_bufs, epi_empty, 1 - c, prev, 0, om_last + (PASSES - 1) * ROWS, on_last,
+                               HAS_S0, HAS_S1, HAS_S2)
             mbarrier.expect(epi_ready.index(c), FILL_BYTES)
             _fetch_tile(tile_descs, tile_bufs, 0, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
+    if units > 0:  # the last unit's last pass
+        last = units - 1
+        t, om, on = _ws_unit(last, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, 1)
+        _ws_store_fill(descs, tile_bufs, epi_empty, last % 2, (last // 2) * PASSES + PASSES - 1, 0,
+                       om + (PASSES - 1) * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
-def _ws_release(epi_empty, CONSUMER: gl.constexpr):
-    """The consumer's buffer goes back to the tile producer once its stores have read it (the
-    barrier: whichever thread issued the stores has seen them done before anyone arrives)."""
+def _ws_store_fill(descs, tile_bufs, epi_empty, c, f, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+                   HAS_S2: gl.constexpr):
+    """The tile producer stores consumer c's fill ``f`` (rows at ``om``, buffer halves ``base`` and
+    ``base + 1``) once the consumer has written it (``_ws_pass``), and waits until the TMA has read
+    it, so the buffer can take the next fill. The consumer never waits on its stores: in the
+    schedule before session 21 it did, inside its next main loop."""
+    mbarrier.wait(epi_empty.index(c), f & 1)
+    _store_tile(descs[2], tile_bufs, base, om, on, HAS_S0, HAS_S1, HAS_S2)
     tma.store_wait(pendings=0)
-    _cta_barrier()
-    mbarrier.arrive(epi_empty.index(CONSUMER), count=1)
 
 
 @gluon.jit
-def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
+def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, written, hyper, codec,
              grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
              HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
              MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
              BUF: gl.constexpr):
     """A 64-row block of the consumer's unit, its weight and states in the buffer at ``BUF``: the
-    rule where ``finite`` (``_guard``), then the stores."""
+    rule where ``finite`` (``_guard``), then the buffer handed to the tile producer (``written``)."""
     if finite:
         _rule_on_tile(acc_a, acc_b, BUF, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
-    # A non-finite block stores its buffers back unchanged (the same bits): every fill stores the
-    # same count, which the buffer recycling counts on.
+    # Written: the tile producer stores the buffer (``_ws_store_fill``); a non-finite block goes back
+    # unchanged (the same bits). The barrier: every thread's writes fenced before the one arrive.
     fence_async_shared()
-    _store_tile(tile_descs, tile_bufs, BUF, om, on, HAS_S0, HAS_S1, HAS_S2)
+    _cta_barrier()
+    mbarrier.arrive(written, count=1)
 
 
 @gluon.jit
@@ -550,10 +578,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
             # (cooperative: once both consumers have arrived)
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
-            # the previous unit's stores drained behind this unit's first wgmma, off the consumer's
-            # chain (in ping-pong the drain before its turn was on it: timeline, session 13)
-            if k == 0 and j > 0 and not MAINLOOP_ONLY:
-                _ws_release(epi_empty, CONSUMER)
+            if k == 0 and j > 0:
                 _stamp(trace_ptr, j - 1, 5, CONSUMER, TRACE_TILES)
             step += 1
         if not COOPERATIVE:
@@ -582,20 +607,17 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
             mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
-            _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, tile_descs, hyper, codec,
-                     grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                     NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
-            if PASSES == 2:
-                _ws_release(epi_empty, CONSUMER)  # the second block's rows go into the buffer
+            _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, epi_empty.index(CONSUMER),
+                     hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
+                     MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
+            if PASSES == 2:  # the second block's rows come into the buffer once the first's are stored
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
                 mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
-                _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs, tile_descs,
+                _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs,
+                         epi_empty.index(CONSUMER),
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
                          INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
-    if SHARED_TILE and not MAINLOOP_ONLY and units > CONSUMER:
-        _ws_release(epi_empty, CONSUMER)  # the other consumer's last unit may follow this one's in the buffer
-    tma.store_wait(pendings=0)  # the last unit's stores, before the buffers go away
 
 
 @gluon.jit
