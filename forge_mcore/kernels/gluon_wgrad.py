@@ -405,8 +405,9 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
     PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
     # Fill f of consumer c's buffer (its unit j's pass p: f = j * PASSES + p) goes in once c has
-    # stored fill f - 1 from it. In the order the consumers need them: both consumers' first
-    # passes before either's second (a second pass waits for its first pass's stores).
+    # written fill f - 1 and this producer has stored it (``_ws_store_fill``). In the order the
+    # consumers need them: both consumers' first passes before either's second (a second pass
+    # waits for its first pass's stores); each consumer's last fill is stored after the loop.
     for j in range(gl.cdiv(units, 2)):
         for p in gl.static_range(PASSES):
             for c in gl.static_range(2):
@@ -440,9 +441,9 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
                            FILL_BYTES: gl.constexpr):
     """``_ws_fetch_units`` into one buffer that the ping-pong consumers take in turn
     (``TileConfig.epilogue_stages`` 1): fills in unit order, each once the previous fill's consumer
-    has stored it. Each consumer still counts only its own fills on its own barriers, and the
-    producer waits for every release but the last in order, so no barrier runs a phase ahead of
-    its waiter. What the buffer saves goes to the slab ring (at BT 16384 AdamW's bf16 moments fit
+    has written it and this producer has stored it. Each consumer still counts only its own fills
+    on its own barriers, and the producer waits for every one of them in order, so no barrier runs
+    a phase ahead of its waiter. What the buffer saves goes to the slab ring (at BT 16384 AdamW's bf16 moments fit
     five slabs instead of four); the next unit's loads then wait for the last one's stores, which
     only a long main loop hides."""
     dy_desc, x_desc, tile_descs = descs
