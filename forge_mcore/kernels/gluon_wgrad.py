@@ -308,7 +308,7 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
 # consumer has written a pass's results into it, the tile producer stores them and, when the TMA
 # has read them, fills the buffer again (``_ws_store_fill``), so no consumer ever waits on a store:
 # until session 21 the consumer waited for its stores after its next unit's first wgmma (and before
-# session 14 before its next turn, 4-10% slower). Session 21 call 8: 1.00-1.03x that at BT <= 1024.
+# session 14 before its next turn, 4-10% slower). Session 21 call 8: 0.985-1.03x that at BT <= 1024.
 
 
 # Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
@@ -415,24 +415,20 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
                 if u < units:
                     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
                     f = j * PASSES + p
-                    if f > 0:  # the buffer's last fill: this unit's previous pass, or the consumer's last unit's
-                        if p > 0:
-                            _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, om + (p - 1) * ROWS, on,
-                                           HAS_S0, HAS_S1, HAS_S2)
-                        else:
-                            t, om_last, on_last = _ws_unit(u - 2, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS,
-                                                           UNITS_PER_TILE)
-                            _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c,
-                                           om_last + (PASSES - 1) * ROWS, on_last, HAS_S0, HAS_S1, HAS_S2)
+                    if p > 0:  # the buffer's last fill: this unit's previous pass
+                        _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, om + (p - 1) * ROWS, on,
+                                       HAS_S0, HAS_S1, HAS_S2)
+                    elif j > 0:  # or the consumer's previous unit's last pass
+                        _ws_store_unit(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, u - 2, M, N, GROUP_M,
+                                       ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
                     mbarrier.expect(epi_ready.index(c), FILL_BYTES)
                     _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1,
                                 HAS_S2)
     for c in gl.static_range(2):  # each consumer's last fill
         if units > c:
             last = 2 * ((units - 1 - c) // 2) + c
-            t, om, on = _ws_unit(last, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
-            _ws_store_fill(descs, tile_bufs, epi_empty, c, (last // 2) * PASSES + PASSES - 1, 2 * c,
-                           om + (PASSES - 1) * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
+            _ws_store_unit(descs, tile_bufs, epi_empty, c, (last // 2) * PASSES + PASSES - 1, 2 * c, last, M, N,
+                           GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -443,9 +439,9 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
     (``TileConfig.epilogue_stages`` 1): fills in unit order, each once the previous fill's consumer
     has written it and this producer has stored it. Each consumer still counts only its own fills
     on its own barriers, and the producer waits for every one of them in order, so no barrier runs
-    a phase ahead of its waiter. What the buffer saves goes to the slab ring (at BT 16384 AdamW's bf16 moments fit
-    five slabs instead of four); the next unit's loads then wait for the last one's stores, which
-    only a long main loop hides."""
+    a phase ahead of its waiter. What the buffer saves goes to the slab ring (at BT 16384 AdamW's
+    bf16 moments fit five slabs instead of four); the next unit's loads then wait for the last
+    one's stores, which only a long main loop hides."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -461,18 +457,15 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
             if p > 0:  # its own previous pass
                 _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 0, om + (p - 1) * ROWS, on, HAS_S0, HAS_S1,
                                HAS_S2)
-            elif u > 0:  # unit u - 1's last pass, the other consumer's fill ``prev``
-                prev = ((u + 1) // 2) * PASSES - 1
-                t, om_last, on_last = _ws_unit(u - 1, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, 1)
-                _ws_store_fill(descs, tile_bufs, epi_empty, 1 - c, prev, 0, om_last + (PASSES - 1) * ROWS, on_last,
-                               HAS_S0, HAS_S1, HAS_S2)
+            elif u > 0:  # unit u - 1's last pass, the other consumer's fill ((u + 1) // 2) * PASSES - 1
+                _ws_store_unit(descs, tile_bufs, epi_empty, 1 - c, ((u + 1) // 2) * PASSES - 1, 0, u - 1, M, N,
+                               GROUP_M, ROW_BLOCKS, 1, HAS_S0, HAS_S1, HAS_S2)
             mbarrier.expect(epi_ready.index(c), FILL_BYTES)
             _fetch_tile(tile_descs, tile_bufs, 0, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
     if units > 0:  # the last unit's last pass
         last = units - 1
-        t, om, on = _ws_unit(last, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, 1)
-        _ws_store_fill(descs, tile_bufs, epi_empty, last % 2, (last // 2) * PASSES + PASSES - 1, 0,
-                       om + (PASSES - 1) * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
+        _ws_store_unit(descs, tile_bufs, epi_empty, last % 2, (last // 2) * PASSES + PASSES - 1, 0, last, M, N,
+                       GROUP_M, ROW_BLOCKS, 1, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -485,6 +478,18 @@ def _ws_store_fill(descs, tile_bufs, epi_empty, c, f, base, om, on, HAS_S0: gl.c
     mbarrier.wait(epi_empty.index(c), f & 1)
     _store_tile(descs[2], tile_bufs, base, om, on, HAS_S0, HAS_S1, HAS_S2)
     tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _ws_store_unit(descs, tile_bufs, epi_empty, c, f, base, u, M, N, GROUP_M: gl.constexpr,
+                   ROW_BLOCKS: gl.constexpr, UNITS_PER_TILE: gl.constexpr, HAS_S0: gl.constexpr,
+                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+    """``_ws_store_fill`` of unit ``u``'s last 64-row pass (its consumer's fill ``f``)."""
+    ROWS: gl.constexpr = descs[0].block_type.shape[1]
+    BLOCK_N: gl.constexpr = 2 * descs[1].block_type.shape[1]
+    PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE
+    t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
+    _ws_store_fill(descs, tile_bufs, epi_empty, c, f, base, om + (PASSES - 1) * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit

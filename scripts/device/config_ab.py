@@ -57,6 +57,7 @@ def _arms(reference) -> list:
             arms.append(arm)
     return arms
 
+
 def run_cell(cell: str, arm: str) -> list[dict]:
     shape, bt = cell.split(":")
     M, N = map(int, shape.split("x"))
