@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# For the session after 21, first device call (not run): the Gluon GPU tests on the producer-issued
-# stores (94eb2a1; session 21 ran 330 of ~457 before its device time ran out) and the bits of two AdamW
-# steps against the package before them. Locally first:
+# For the session after 21, first device call (not run): the Gluon GPU tests on main, that is the
+# producer-issued stores (94eb2a1; session 21 ran 330 of ~457 on it before its device time ran out) and
+# the helper that replaced their four near-copies afterwards (same SASS instruction counts, never run
+# on a GPU), and the bits of two AdamW steps against the package before them. Locally first:
 #   rm -rf ab_base && mkdir ab_base && git archive 0f42bc7 forge_mcore | tar -x -C ab_base
 # then, as a device call (remove ab_base before committing):
 export PYTHONPATH=$PWD FORGE_AUTOTUNE=0
