@@ -7,7 +7,9 @@ line up against each other and against the markers:
   body                the earliest first unit to the latest "stores issued" (the last rule written)
   tail                the latest "stores issued" to the second marker (the last stores, kernel end,
                       one launch gap)
-and the spread of per-SM entries and last stamps.
+and the spread of per-SM entries and last stamps: each SM's last stamp after the first unit at its
+10th, 50th and 90th percentile and maximum, the median among the SMs with the most units, and how
+many units the SMs ran.
     python3 tail_probe.py OUT_DIR CELL[,CELL...]     (CELL = MxN:BT:arm)  -> OUT_DIR/tail_probe.csv
 """
 
@@ -69,13 +71,22 @@ def probe(shape: str, bt: int, arm: str) -> dict:
         last_issued = t[..., STORES_ISSUED][ran].max()
         per_sm_last = torch.where(ran, t[..., STORES_ISSUED], torch.zeros_like(t[..., STORES_ISSUED])).amax(dim=(1, 2))
         pre, post = (int(v) for v in marks.cpu())
+        ends = (per_sm_last[per_sm_last > 0] - first_turn).double()  # each SM's last stamp after the first unit
+        units = ran.sum(dim=(1, 2))
+        busiest = units == units.max()
         rows.append(dict(launch_to_entry=entry.min() - pre, entry_to_first_turn=first_turn - entry.min(),
                          body=last_issued - first_turn, tail=post - last_issued, total=post - pre,
                          entry_spread=entry.max() - entry.min(),
-                         last_spread=per_sm_last.max() - per_sm_last[per_sm_last > 0].min()))
-    median = {k: float(torch.tensor([float(r[k]) for r in rows]).median()) / 1e3 for k in rows[0]}  # µs
+                         last_spread=per_sm_last.max() - per_sm_last[per_sm_last > 0].min(),
+                         end_p10=ends.quantile(0.1), end_p50=ends.quantile(0.5), end_p90=ends.quantile(0.9),
+                         end_max=ends.max(),
+                         busiest_end_p50=(per_sm_last[busiest] - first_turn).double().median(),
+                         busiest_sms=busiest.sum(), units_max=units.max(), units_min=units.min()))
+    counts = ("busiest_sms", "units_max", "units_min")
+    median = {k: float(torch.tensor([float(r[k]) for r in rows]).median()) for k in rows[0]}
     return dict(cell=f"{shape}:{bt}", arm=arm, kernel=cfg.kernel, step_us=1e3 * time_graph(lambda: step(False)),
-                **{f"{k}_us": v for k, v in median.items()})
+                **{f"{k}_us": v / 1e3 for k, v in median.items() if k not in counts},
+                **{k: int(median[k]) for k in counts})
 
 
 def main() -> None:
