@@ -12,6 +12,11 @@ that does both inside the cap needs at least
 where T_cublas comes from the grid (same call as the step) and R from call 8's copy windows. Lower
 clocks cost less energy per operation (DVFS), so the bound is an estimate, not a proof; cells whose
 cuBLAS wgrad runs below the cap (1024 x 4096) are bound by cycles, not power, and are marked.
+
+Then, for the cells of call 8 (every arm measured back to back), the step's dynamic energy split:
+its main loop alone, the rule and on-chip tile work (the OOB twin, no tile bytes in L2 or HBM, less
+the main loop), the tile bytes (the step less its OOB twin), against the dynamic energy that 60% of
+the cell's floor allows at the cap.
 """
 
 from __future__ import annotations
@@ -51,3 +56,24 @@ for r in csv.DictReader(open(GRID)):
     mark = " (cycles, not power: below the cap)" if r["shape"] == "1024x4096" else ""
     print(f"| {r['shape']} | {bt} | {r['arm']} | {step_us:.1f} | {cublas_us:.1f} | {floor_us:.1f} | "
           f"{float(r['pct_floor']):.1f}% | {bound_us:.1f} | {100 * floor_us / bound_us:.0f}%{mark} |")
+
+print("\n| cell (call 8, AdamW bf16) | step µJ | main loop alone | rule + on-chip tile work | tile bytes | "
+      "cuBLAS wgrad | a copy of the bytes | 60% of floor allows |")
+print("|---|---|---|---|---|---|---|---|")
+floors = {(r["shape"], int(r["bt"])): 1e3 * float(r["floor_ms"]) for r in csv.DictReader(open(GRID))
+          if r["arm"] == "adamw-bf16"}
+cells = sorted({(w["shape"], int(w["bt"])) for w in windows if w["arm"] == "copy"})
+
+
+def energy(shape: str, bt: int, arm: str) -> float:
+    """Median over the arm's windows of (W - idle) x µs: µJ per step."""
+    rows = [w for w in windows if (w["shape"], int(w["bt"]), w["arm"]) == (shape, bt, arm)]
+    return statistics.median((float(w["power_w_median"]) - idle_w) * 1e3 * float(w["ms_per_step"]) for w in rows)
+
+
+for shape, bt in cells:
+    step, oob, loop = (energy(shape, bt, arm) for arm in ("adamw-bf16", "oob:adamw-bf16", "mainloop:adamw-bf16"))
+    allowed = (CAP_W - idle_w) * floors[(shape, bt)] / 0.6
+    print(f"| {shape} BT {bt} | {step:.0f} | {loop:.0f} ({100 * loop / step:.0f}%) | {oob - loop:.0f} "
+          f"({100 * (oob - loop) / step:.0f}%) | {step - oob:.0f} ({100 * (step - oob) / step:.0f}%) | "
+          f"{energy(shape, bt, 'cublas'):.0f} | {energy(shape, bt, 'copy'):.0f} | {allowed:.0f} |")
