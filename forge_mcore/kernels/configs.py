@@ -8,6 +8,7 @@ pipeline depth and K chunk vary with BT). Every candidate is a whole number of
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -111,6 +112,18 @@ class TileConfig:
         rows, cols = self.guard_tile
         return TileConfig(rows, cols, self.block_k, self.group_m, self.num_warps, self.num_stages,
                           split_n=self.split_n, epilogue_stages=self.epilogue_stages)
+
+    def replaced(self, fields: str) -> TileConfig:
+        """This config with ``"field=value[,field=value...]"`` replaced (the device scripts' A/B
+        arms: ``scripts/device/config_ab.py`` VARY, ``clock_probe.py``'s ``arm@...``). Values parse
+        as int, True/False or None, else str; the result is validated like any config."""
+        names = {f.name for f in dataclasses.fields(self)}
+        values = dict(item.split("=", 1) for item in fields.split(","))
+        if not values.keys() <= names:
+            raise ValueError(f"{sorted(values.keys() - names)} are not TileConfig fields (these are: {sorted(names)})")
+        special = {"True": True, "False": False, "None": None}
+        return dataclasses.replace(self, **{k: int(v) if v.lstrip("-").isdigit() else special.get(v, v)
+                                            for k, v in values.items()})
 
     def smem_bytes(self, elem_bytes: int) -> int:
         """Shared memory of the pipelined dY and X slabs."""

@@ -5,13 +5,21 @@ through the issue slots or the power limit; the LM head at BT 16384 is 0.94-1.01
 from grid to grid).
 
     python3 scripts/device/clock_probe.py     # device; -> $OUT/clock_probe.csv, a line per window printed
+    CELLS="4096x4096:1024:adamw-bf16+adamw-bf16@kernel=gluon_tall,block_m=128+copy:adamw-bf16+sleep" \
+        python3 scripts/device/clock_probe.py  # cells ";"-separated, a cell's arms "+"-separated
 
-Per window, one arm's CUDA graph (``bench.kernel.ForgeArm``'s rotating sets for a step; the
-step's kernel with its epilogue compiled out for ``mainloop:<arm>``; one ``dY^T X`` for cuBLAS)
-is replayed for WINDOW_S seconds while ``nvidia-smi -lms 100`` samples the SM clock, power and
-temperature; the first samples (the ramp) are dropped. The arms take turns, twice, in reversed
-order the second time. Session 18 (call 9, before the ``mainloop`` arms): every arm at the
-~690 W cap; 4096^2 BT 4096 cuBLAS 1575 MHz, AdamW bf16 1485-1515, int8 1650 (and 8% slower).
+Per window, one arm's CUDA graph (``bench.kernel.ForgeArm``'s rotating sets for a step; with
+``<arm>@field=value,...`` the step on its committed winner with those ``TileConfig`` fields
+replaced; the step's kernel with its epilogue compiled out for ``mainloop:<arm>``; one ``dY^T X``
+for cuBLAS; ``copy:<arm>``: ``Tensor.copy_`` of that arm's weight and state bytes, over the same
+rotation; ``sleep``: a spinning one-thread kernel, the board with nothing moving) is replayed for
+WINDOW_S seconds while ``nvidia-smi -lms 100`` samples the SM clock, power and temperature; the
+first samples (the ramp) are dropped. The arms take turns, twice, in reversed order the second
+time. (W - the sleep arm's W) x time is an arm's dynamic energy per step
+(``results/2026-12-02/session22/power_bound.py``). Session 18 (call 9, before the ``mainloop``
+arms): every arm at the ~690 W cap; 4096^2 BT 4096 cuBLAS 1575 MHz, AdamW bf16 1485-1515, int8
+1650 (and 8% slower). Session 22 (calls 7-8): at BT 1024 on 4096^2 and 12288 x 4096 the step,
+its main loop and cuBLAS all at the cap; a copy of the bytes ~440 W; idle 124 W.
 """
 
 from __future__ import annotations
@@ -30,23 +38,48 @@ from forge_mcore.bench.common import capture_graph
 from forge_mcore.bench.kernel import ForgeArm, cell_operands
 
 WINDOW_S = 2.0
-CELLS = [("4096x4096", 4096, ("adamw-bf16", "adamw-int8", "sgdm-bf16", "mainloop:adamw-bf16", "cublas")),
-         ("151936x4096", 16384, ("sgdm-bf16", "mainloop:sgdm-bf16", "cublas"))]
+DEFAULT_CELLS = [("4096x4096", 4096, ("adamw-bf16", "adamw-int8", "sgdm-bf16", "mainloop:adamw-bf16", "cublas")),
+                 ("151936x4096", 16384, ("sgdm-bf16", "mainloop:sgdm-bf16", "cublas"))]
+
+
+def parse_cells(text: str) -> list[tuple[str, int, tuple[str, ...]]]:
+    """``"MxN:BT:arm+arm;..."`` -> [(shape, bt, arms)]."""
+    cells = []
+    for cell in filter(None, text.split(";")):
+        shape, bt, arms = cell.split(":", 2)
+        cells.append((shape, int(bt), tuple(arms.split("+"))))
+    return cells
+
+
+CELLS = parse_cells(os.environ["CELLS"]) if os.environ.get("CELLS") else DEFAULT_CELLS
 QUERY = "clocks.sm,power.draw,temperature.gpu"
 
 
 def graph_of(shape: str, bt: int, arm: str):
     """(graph, steps per replay, the operands it replays on: kept alive as long as the graph)."""
+    if arm == "sleep":
+        return *capture_graph(lambda: torch.cuda._sleep(1_000_000)), None
+    if arm.startswith("copy:"):
+        forge = ForgeArm.build(shape, bt, arm.removeprefix("copy:"))
+        tile_bytes = (forge.bytes_moved - forge.dy.nbytes - forge.x.nbytes) // 2  # weight + states, one way
+        pairs = [(torch.empty(tile_bytes, device="cuda", dtype=torch.uint8),
+                  torch.empty(tile_bytes, device="cuda", dtype=torch.uint8)) for _ in forge.weights]
+        return *capture_graph([lambda s=s, t=t: t.copy_(s) for s, t in pairs]), pairs
     if arm == "cublas":
         dy, x, _ = cell_operands(shape, bt, "cuda")
         grad = torch.empty(dy.shape[1], x.shape[1], device="cuda", dtype=torch.bfloat16)
         return *capture_graph(lambda: torch.mm(dy.t(), x, out=grad)), (dy, x, grad)
-    forge = ForgeArm.build(shape, bt, arm.removeprefix("mainloop:"))
+    name, _, fields = arm.removeprefix("mainloop:").partition("@")
+    forge = ForgeArm.build(shape, bt, name)
     calls = forge.steps(fm.StepTelemetry.zeros("cuda"))
     calls[0]()  # its config (the committed winner) chosen outside any graph
+    dy, x, weight, state = forge.dy, forge.x, forge.weights[0], forge.states[0]
+    config = ops.tuned_config(dy, weight, state)
+    if fields:  # the winner with these TileConfig fields replaced
+        config = config.replaced(fields)
+        calls = forge.steps(fm.StepTelemetry.zeros("cuda"), config)
     if arm.startswith("mainloop:"):  # the step's kernel with its epilogue compiled out
-        dy, x, weight, state = forge.dy, forge.x, forge.weights[0], forge.states[0]
-        config, sink = ops.tuned_config(dy, weight, state), torch.zeros(1, device="cuda")
+        sink = torch.zeros(1, device="cuda")
         calls = [lambda: ops.wgrad_mainloop(dy, x, weight, sink=sink, config=config, state=state)]
     return *capture_graph(calls), (forge, calls)
 

@@ -21,7 +21,6 @@ config and its speedup over the reference.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import os
 import statistics
@@ -45,14 +44,9 @@ def _arms(reference) -> list:
     """The reference and what it is compared with (``VARY``, else ``CANDIDATES``)."""
     if not VARY:
         return [reference, *[c for c in CANDIDATES if c != reference]]
-    names = {f.name for f in dataclasses.fields(reference)}
     arms = [reference]
     for alternative in VARY.split(";"):
-        fields = dict(item.split("=") for item in alternative.split(","))
-        if not fields.keys() <= names:
-            raise SystemExit(f"VARY names {sorted(fields.keys() - names)}, not TileConfig fields")
-        values = {k: int(v) if v.isdigit() else {"True": True, "False": False}.get(v, v) for k, v in fields.items()}
-        arm = dataclasses.replace(reference, **values)
+        arm = reference.replaced(alternative)
         if arm not in arms:
             arms.append(arm)
     return arms

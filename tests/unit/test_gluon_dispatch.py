@@ -124,3 +124,14 @@ def test_every_gluon_config_fits_shared_memory_with_one_bf16_state():
     assert {c.kernel for c in gluon} == set(GLUON_KERNELS)
     for config in gluon:
         assert gluon_wgrad.applies(config, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True), config
+
+
+def test_replaced_parses_field_values_and_validates_the_result():
+    tall = WS.replaced("kernel=gluon_tall,block_m=128,group_m=4")
+    assert (tall.kernel, tall.block_m, tall.group_m, tall.num_stages) == ("gluon_tall", 128, 4, WS.num_stages)
+    assert WS.replaced("maxnreg=None,prefetch=False") == WS
+    assert TileConfig(64, 64, 64, 8, 4, 3).replaced("prefetch=True,maxnreg=128").prefetch is True
+    with pytest.raises(ValueError, match="not TileConfig fields"):
+        WS.replaced("stages=4")
+    with pytest.raises(ValueError, match="two consumer warpgroups"):  # a Gluon config must stay one
+        WS.replaced("num_warps=4")
