@@ -81,23 +81,30 @@ def summarize(trace: torch.Tensor) -> dict:
     return out
 
 
-def run_cell(shape: str, bt: int, arm: str, reps: int, extra: tuple = ()) -> list[dict]:
-    """Untraced and traced step times, and the trace's summary, for one cell: its committed
-    config, and each config of ``extra`` (Gluon ``TileConfig``s) that applies."""
+def cell_step(shape: str, bt: int, arm: str) -> tuple:
+    """A cell's operands after one fused step (which picks its config outside any graph):
+    (dy, x, w, state, hyper, telemetry, the committed config)."""
     import forge_mcore as fm
     from forge_mcore import ops
-    from forge_mcore.bench.common import time_graph
     from forge_mcore.bench.kernel import ARMS, cell_operands
-    from forge_mcore.kernels import gluon_wgrad
 
-    M, N = map(int, shape.split("x"))
     rule, state_dtype, hp, _ = ARMS[arm]
     dy, x, w = cell_operands(shape, bt)
     state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
     hyper = state.prepare_step(state.rule.make_group(**hp))
     tel = fm.StepTelemetry.zeros("cuda")
     fm.fused_wgrad_step(dy, x, w, state, hyper, telemetry=tel)
-    committed = ops.tuned_config(dy, w, state)
+    return dy, x, w, state, hyper, tel, ops.tuned_config(dy, w, state)
+
+
+def run_cell(shape: str, bt: int, arm: str, reps: int, extra: tuple = ()) -> list[dict]:
+    """Untraced and traced step times, and the trace's summary, for one cell: its committed
+    config, and each config of ``extra`` (Gluon ``TileConfig``s) that applies."""
+    from forge_mcore.bench.common import time_graph
+    from forge_mcore.kernels import gluon_wgrad
+
+    M, N = map(int, shape.split("x"))
+    dy, x, w, state, hyper, tel, committed = cell_step(shape, bt, arm)
     states = state.slot_tensors
     rows = []
     for cfg in [committed, *(c for c in extra if c != committed)]:

@@ -23,11 +23,8 @@ import torch
 import triton
 import triton.language as tl
 
-import forge_mcore as fm
-from forge_mcore import ops
 from forge_mcore.bench.common import capture_graph, time_graph
-from forge_mcore.bench.kernel import ARMS, cell_operands
-from forge_mcore.bench.timeline import ENTRY, STORES_ISSUED, TURN
+from forge_mcore.bench.timeline import ENTRY, STORES_ISSUED, TURN, cell_step
 from forge_mcore.kernels import gluon_wgrad
 
 
@@ -38,13 +35,7 @@ def _marker(ptr):
 
 
 def probe(shape: str, bt: int, arm: str) -> dict:
-    rule, state_dtype, hp, _ = ARMS[arm]
-    dy, x, w = cell_operands(shape, bt)
-    state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
-    hyper = state.prepare_step(state.rule.make_group(**hp))
-    tel = fm.StepTelemetry.zeros("cuda")
-    fm.fused_wgrad_step(dy, x, w, state, hyper, telemetry=tel)
-    cfg = ops.tuned_config(dy, w, state)
+    dy, x, w, state, hyper, tel, cfg = cell_step(shape, bt, arm)
     M, N = w.shape
     trace = gluon_wgrad.trace_buffer(cfg, M, N, w.device)
     marks = torch.zeros(2, dtype=torch.int64, device="cuda")
