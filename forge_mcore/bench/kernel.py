@@ -126,6 +126,11 @@ class ForgeArm:
         hypers = [s.prepare_step(s.rule.make_group(**hp)) for s in states]
         return cls(dy, x, w0, weights, states, hypers, bytes_moved)
 
+    @property
+    def tile_bytes(self) -> int:
+        """The weight's and its states' bytes, one way (what the epilogue reads, and writes back)."""
+        return (self.bytes_moved - self.dy.nbytes - self.x.nbytes) // 2
+
     def steps(self, telemetry, config=None) -> list:
         """One step per set, with the tuned config or ``config``."""
         import forge_mcore as fm

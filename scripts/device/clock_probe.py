@@ -61,9 +61,8 @@ def graph_of(shape: str, bt: int, arm: str):
         return *capture_graph(lambda: torch.cuda._sleep(1_000_000)), None
     if arm.startswith("copy:"):
         forge = ForgeArm.build(shape, bt, arm.removeprefix("copy:"))
-        tile_bytes = (forge.bytes_moved - forge.dy.nbytes - forge.x.nbytes) // 2  # weight + states, one way
-        pairs = [(torch.empty(tile_bytes, device="cuda", dtype=torch.uint8),
-                  torch.empty(tile_bytes, device="cuda", dtype=torch.uint8)) for _ in forge.weights]
+        pairs = [(torch.empty(forge.tile_bytes, device="cuda", dtype=torch.uint8),
+                  torch.empty(forge.tile_bytes, device="cuda", dtype=torch.uint8)) for _ in forge.weights]
         return *capture_graph([lambda s=s, t=t: t.copy_(s) for s, t in pairs]), pairs
     if arm == "cublas":
         dy, x, _ = cell_operands(shape, bt, "cuda")

@@ -48,7 +48,7 @@ def main() -> None:
     one = torch.zeros(1, device="cuda")
     arms = {"empty": [lambda: one.add_(1) for _ in base.weights]}  # per-launch cost of a graph of len(weights) kernels
     sets = len(base.weights)
-    tile_bytes = (base.bytes_moved - base.dy.nbytes - base.x.nbytes) // 2  # weight + states, one way
+    tile_bytes = base.tile_bytes
     sources = [torch.empty(tile_bytes, device="cuda", dtype=torch.uint8) for _ in range(sets)]
     targets = [torch.empty_like(t) for t in sources]
     arms["copy"] = [lambda s=s, t=t: t.copy_(s) for s, t in zip(sources, targets)]
