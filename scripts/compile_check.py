@@ -64,7 +64,8 @@ class _OfflineCompile:
         self.arg_names, self.constexprs = kernel.arg_names, kernel.constexprs
 
     def __getitem__(self, grid):
-        def compile_(*args, num_warps=4, num_stages=3, maxnreg=None, **constexprs):  # Triton's defaults
+        # (Triton's defaults)
+        def compile_(*args, num_warps=4, num_stages=3, maxnreg=None, launch_pdl=False, **constexprs):
             gluon = self.kernel.is_gluon()
             if gluon:  # a Gluon kernel declares num_warps among its constexprs
                 constexprs["num_warps"] = num_warps
@@ -79,7 +80,8 @@ class _OfflineCompile:
             sig.update({k: "constexpr" for k in constexprs})
             source = (GluonASTSource if gluon else ASTSource)(self.kernel, sig, constexprs, attrs)
             ck = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                                options=dict(num_warps=num_warps, num_stages=num_stages, maxnreg=maxnreg))
+                                options=dict(num_warps=num_warps, num_stages=num_stages, maxnreg=maxnreg,
+                                             launch_pdl=launch_pdl))
             with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
                 f.write(ck.asm["cubin"])
             usage = subprocess.run([CUOBJDUMP, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout

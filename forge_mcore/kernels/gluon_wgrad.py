@@ -21,6 +21,7 @@ Gluon kernel, one consumer): ``docs/perf_log.md`` rows 9, 12, 13.
 """
 
 import functools
+import os
 
 import torch
 import triton
@@ -68,6 +69,27 @@ def _widen(x):
         return x
     else:
         return x.to(gl.float32)
+
+
+# Programmatic dependent launch (PDL): launched with it, the kernel may start while the stream's
+# previous kernel still runs, as that kernel's programs call ``griddepcontrol.launch_dependents``
+# or exit. Every partition waits (``griddepcontrol.wait``: the previous grid complete, its
+# writes visible) before its first global access, so what overlaps is the launch and the
+# prologue, never data: back to back, the next step's programs take the SMs this one's free
+# early and are past their launch when its last SM ends. Each program lets the next kernel
+# launch at once (it needs SMs, which only this grid's exits free). FORGE_PDL=0: launched
+# without it (read once, at import).
+PDL = os.environ.get("FORGE_PDL", "1") != "0"
+
+
+@gluon.jit
+def _after_prior_grids(PDL: gl.constexpr):
+    """PDL: let the next kernel launch, then wait for the previous one (see ``PDL``)."""
+    if PDL:
+        gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // dummy $0", "=r", [], dtype=gl.int32,
+                                  is_pure=False, pack=1)
+        gl.inline_asm_elementwise("griddepcontrol.wait; // dummy $0", "=r", [], dtype=gl.int32, is_pure=False,
+                                  pack=1)
 
 
 @gluon.jit
@@ -357,7 +379,8 @@ def _ws_unit(u, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.con
 
 @gluon.jit
 def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr):
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr, PDL: gl.constexpr):
+    _after_prior_grids(PDL)
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
@@ -379,7 +402,9 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 @gluon.jit
 def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                      COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr):
+                      COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
+                      PDL: gl.constexpr):
+    _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
         # the bytes of one fill: the weight's and each present state's two column halves
@@ -519,7 +544,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
                  MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-                 CONSUMER: gl.constexpr, num_warps: gl.constexpr):
+                 CONSUMER: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
@@ -545,6 +570,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         b_wide = b_ring._reinterpret(b_ring.dtype, [STAGES, BLOCK_K, 2 * HALF], b_ring.layout)
     num_k = gl.cdiv(K, BLOCK_K)
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
+    _after_prior_grids(PDL)
     hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency
     codec = (M, N, NB, scales)
     for j in range(gl.cdiv(units - CONSUMER, 2)):
@@ -637,7 +663,7 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    num_warps: gl.constexpr,
+    PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -654,6 +680,7 @@ def gluon_ws_fused_step_kernel(
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
     # HYPER_COUNT: the rule's per-step scalars in hyper_ptr.
+    # PDL: launched as a programmatic dependent launch (``PDL``; the launch's own option must match).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -681,14 +708,14 @@ def gluon_ws_fused_step_kernel(
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, num_warps)),
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, PDL, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, num_warps)),
-        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS)),
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
+        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                             COOPERATIVE, SHARED_TILE, MAINLOOP_ONLY)),
+                             COOPERATIVE, SHARED_TILE, MAINLOOP_ONLY, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
 
 
@@ -755,7 +782,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     grid = (_programs(cfg, M, N, weight.device.index),)
     launcher = _launcher()
     trace_tiles = trace.shape[2] if trace is not None else 0
-    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles)
+    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
         slots = state.slots
@@ -771,9 +798,10 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
+            PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
-        plan = launcher.plan(constexprs, {}, stable=_STABLE_ARGS if cache is not None else frozenset())
+        plan = launcher.plan(constexprs, {"launch_pdl": PDL}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:
             cache[plan_key] = plan
     scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read

@@ -304,6 +304,53 @@ def test_replayed_steps_equal_full_steps(monkeypatch, codec, config, scaled):
         assert fm.ops.launch_counts["gluon"] - gluon >= steps + 2
 
 
+def test_back_to_back_gluon_steps_see_each_others_writes(monkeypatch):
+    """Launched as a programmatic dependent launch (``gluon_wgrad.PDL``), a step may start while
+    the previous kernel still runs; each of its partitions waits for that kernel before touching
+    memory. Eight steps of one weight launched back to back (each reads the weight and states the
+    last one wrote; a torch kernel rewrites dY before every other one), eagerly and in one CUDA
+    graph, write what the same steps write with a synchronize after every kernel."""
+    assert gluon_wgrad.PDL, "run with FORGE_PDL unset: this test is about the PDL launch"
+    monkeypatch.setattr(fm.ops, "_select_config", lambda *args: WS)
+    torch.manual_seed(0)
+    w0 = (torch.randn(1024, 4096, device="cuda") * 0.1).bfloat16()
+    dy0 = torch.randn(512, 1024, device="cuda").bfloat16()
+    x = torch.randn(512, 4096, device="cuda").bfloat16()
+
+    def run(sync: bool, graph: bool) -> list[torch.Tensor]:
+        w, dy = w0.clone(), dy0.clone()
+        state = fm.ForgeParamState.create(w, "adamw", {}, "bf16", "bf16")
+        hyper = state.prepare_step(state.rule.make_group(lr=1e-2, weight_decay=0.01))
+        fm.fused_wgrad_step(dy, x, w, state, hyper)  # compiled (and bound) outside any capture
+        torch.cuda.synchronize()
+        gluon = fm.ops.launch_counts["gluon"]
+
+        def steps():
+            for i in range(8):
+                if i % 2:
+                    dy.mul_(-0.5)
+                    if sync:
+                        torch.cuda.synchronize()
+                fm.fused_wgrad_step(dy, x, w, state, hyper)
+                if sync:
+                    torch.cuda.synchronize()
+
+        if graph:
+            captured = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(captured):
+                steps()
+            captured.replay()
+        else:
+            steps()
+        torch.cuda.synchronize()
+        assert fm.ops.launch_counts["gluon"] > gluon, "the Gluon kernel did not run"
+        return _state_tensors(w, state)
+
+    reference = run(sync=True, graph=False)
+    for graph in (False, True):
+        assert all(torch.equal(a, b) for a, b in zip(run(sync=False, graph=graph), reference)), graph
+
+
 def test_fused_step_captures_in_a_cuda_graph():
     w = torch.randn(1024, 768, device="cuda").bfloat16()
     ref_w = w.clone()
