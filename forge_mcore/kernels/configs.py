@@ -53,6 +53,11 @@ class TileConfig:
     # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
     # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
+    # How a Gluon kernel's weight and state tiles reach shared memory: "tma" (the SM's TMA engine,
+    # which also carries the dY/X slab ring) or "lsu" (the tile producer warp's cp.async through
+    # the load/store unit, leaving the TMA engine to the slabs; a buffer per consumer only; where a
+    # row of the weight or a state does not start 16-element aligned, TMA after all).
+    tile_fill: str = "tma"
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -61,6 +66,10 @@ class TileConfig:
             raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
+        if self.tile_fill not in ("tma", "lsu") or (self.tile_fill == "lsu" and (
+                self.kernel not in GLUON_KERNELS or self.epilogue_stages != 2)):
+            raise ValueError(f"tile_fill must be 'tma', or 'lsu' for a Gluon kernel with a tile buffer per "
+                             f"consumer (epilogue_stages 2): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
                                              or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
                                                                              else (2,))
@@ -166,6 +175,14 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(128, 128, 32, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_coop"),
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    # The same with its weight and state tiles copied in by the tile producer's cp.async instead of
+    # TMA (``tile_fill`` "lsu", session 23): Nsight's stall samples (session 14's profile) put half of
+    # each consumer's main-loop time on the slab barrier, and the slabs share the SM's TMA engine with
+    # the tile fills. Bits equal; against the winners (results/2026-12-03/session23/call4/):
+    # 1.05-1.09x at 1024 x 4096 BT 512 (bf16 states), 0.97-1.01x at its BT 1024, 0.84-1.00x on 4096²;
+    # on tall tiles 0.94-1.01x, and 0.52x for AdamW at 12288 x 4096 BT 1024 (one warp's copies
+    # cannot keep a 128-row tile's fills ahead), so no tall or cooperative twin.
+    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_fill="lsu"),
     # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): the
     # 48 KB it saves (AdamW bf16) deepen the slab ring to five slabs, which AdamW's bf16 moments
     # could not have with a buffer per consumer: 1.08-1.10x the four-deep tall config at BT 16384,
@@ -205,7 +222,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
-# four-deep everywhere).
+# four-deep everywhere); tall tiles filled by cp.async (session 23: 0.52-1.01x).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast

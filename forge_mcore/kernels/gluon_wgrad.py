@@ -27,6 +27,7 @@ import torch
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
@@ -120,6 +121,48 @@ def _fetch_tile(tile_descs, tile_bufs, base, om, on, bar, HAS_S0: gl.constexpr, 
         if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
             _tma_load(tile_descs[j], [om, on], bar, tile_bufs[j].index(base))
             _tma_load(tile_descs[j], [om, on + HALF], bar, tile_bufs[j].index(base + 1))
+
+
+@triton.constexpr_function
+def _copy_layout(bits, half):
+    """Registers of an 8 x ``half`` block of ``bits``-bit elements over one warp, 16 bytes (one
+    cp.async) per thread and row segment."""
+    vec = 128 // bits
+    return gl.BlockedLayout([1, vec], [32 * vec // half, half // vec], [1, 1], [1, 0])
+
+
+@gluon.jit
+def _fill_lsu(ptr, stride, buf, base, om, on, M, N):
+    """Column halves ``base`` and ``base + 1`` of ``buf`` from the rows at ``om`` (``stride``
+    elements apart) of the tensor at ``ptr``, by cp.async, 8 rows per copy, zeros past its edge."""
+    ROWS: gl.constexpr = buf.shape[1]
+    HALF: gl.constexpr = buf.shape[2]
+    layout: gl.constexpr = _copy_layout(buf.dtype.primitive_bitwidth, HALF)
+    r = gl.arange(0, 8, layout=gl.SliceLayout(1, layout))
+    for h in gl.static_range(2):
+        cols = on + h * HALF + gl.arange(0, HALF, layout=gl.SliceLayout(0, layout))
+        for b in gl.static_range(ROWS // 8):
+            rows = om + b * 8 + r
+            at = ptr + (rows.to(gl.int64)[:, None] * stride + cols[None, :])
+            async_copy.async_copy_global_to_shared(buf.index(base + h).slice(b * 8, 8), at,
+                                                   mask=(rows < M)[:, None] & (cols < N)[None, :])
+
+
+@gluon.jit
+def _fetch_tile_lsu(tile_ptrs, strides, tile_bufs, base, om, on, M, N, bar, HAS_S0: gl.constexpr,
+                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+    """``_fetch_tile`` through the load/store unit (``TileConfig.tile_fill`` "lsu"): the tile producer
+    warp's cp.async copies (``_fill_lsu``), so the SM's TMA engine carries only the slab ring. Each
+    of the warp's threads arrives on ``bar`` once its own copies have landed (the barrier counts 32
+    arrivals). strides: the weight's rows' and the states'."""
+    _fill_lsu(tile_ptrs[0], strides[0], tile_bufs[0], base, om, on, M, N)
+    if HAS_S0:
+        _fill_lsu(tile_ptrs[1], strides[1], tile_bufs[1], base, om, on, M, N)
+    if HAS_S1:
+        _fill_lsu(tile_ptrs[2], strides[1], tile_bufs[2], base, om, on, M, N)
+    if HAS_S2:
+        _fill_lsu(tile_ptrs[3], strides[1], tile_bufs[3], base, om, on, M, N)
+    async_copy.mbarrier_arrive(bar, increment_count=False)
 
 
 @gluon.jit
@@ -354,6 +397,9 @@ def _stamp(trace_ptr, j, PHASE: gl.constexpr, CONSUMER: gl.constexpr, TRACE_TILE
 # Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
 # warpgroups and two one-warp producers, 320 threads share the SM's 64 K registers.
 WS_CONSUMER_REGS = gl.constexpr(232)
+# The tile producer's when it copies the tiles itself (``_fetch_tile_lsu``; 40 spill its addresses):
+# 2 x 128 x 232 + 32 x 40 + 32 x 88 registers of the 64 K.
+PRODUCER_REGS_LSU = gl.constexpr(88)
 
 
 @gluon.jit
@@ -400,10 +446,10 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 
 
 @gluon.jit
-def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
@@ -414,14 +460,14 @@ def _ws_tile_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
         else:
-            _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE,
-                            FILL_BYTES)
+            _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
+                            COOPERATIVE, TILE_LSU, FILL_BYTES)
 
 
 @gluon.jit
-def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                    COOPERATIVE: gl.constexpr, FILL_BYTES: gl.constexpr):
+                    COOPERATIVE: gl.constexpr, TILE_LSU: gl.constexpr, FILL_BYTES: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -446,9 +492,13 @@ def _ws_fetch_units(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0:
                     elif j > 0:  # or the consumer's previous unit's last pass
                         _ws_store_unit(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, u - 2, M, N, GROUP_M,
                                        ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
-                    mbarrier.expect(epi_ready.index(c), FILL_BYTES)
-                    _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1,
-                                HAS_S2)
+                    if TILE_LSU:
+                        _fetch_tile_lsu(tile_src[0], tile_src[1], tile_bufs, 2 * c, om + p * ROWS, on, M, N,
+                                        epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
+                    else:
+                        mbarrier.expect(epi_ready.index(c), FILL_BYTES)
+                        _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0,
+                                    HAS_S1, HAS_S2)
     for c in gl.static_range(2):  # each consumer's last fill
         if units > c:
             last = 2 * ((units - 1 - c) // 2) + c
@@ -657,13 +707,14 @@ def gluon_ws_fused_step_kernel(
     dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
     M, N, K, s0_scale, s1_scale, s2_scale, NB, trace_ptr,
+    w_ptr, s0_ptr, s1_ptr, s2_ptr, w_stride, s_stride,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    PDL: gl.constexpr, num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -681,6 +732,8 @@ def gluon_ws_fused_step_kernel(
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
     # HYPER_COUNT: the rule's per-step scalars in hyper_ptr.
     # PDL: launched as a programmatic dependent launch (``PDL``; the launch's own option must match).
+    # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
+    # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -695,7 +748,7 @@ def gluon_ws_fused_step_kernel(
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=2 if COOPERATIVE else 1)  # cooperative: both read a slab
     for i in gl.static_range(2):
-        mbarrier.init(epi_ready.index(i), count=1)
+        mbarrier.init(epi_ready.index(i), count=32 if TILE_LSU else 1)  # LSU: each producer thread arrives
         mbarrier.init(epi_empty.index(i), count=1)
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
@@ -714,9 +767,10 @@ def gluon_ws_fused_step_kernel(
                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
-        (_ws_tile_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                             COOPERATIVE, SHARED_TILE, MAINLOOP_ONLY, PDL)),
-    ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, 40])
+        (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
+                             M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
+                             MAINLOOP_ONLY, TILE_LSU, PDL)),
+    ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
 # ---------------------------------------------------------------------------
@@ -782,7 +836,11 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     grid = (_programs(cfg, M, N, weight.device.index),)
     launcher = _launcher()
     trace_tiles = trace.shape[2] if trace is not None else 0
-    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL)
+    sources = [p[0] if p is not None else weight for p in states]  # (the absent states': never read)
+    # cp.async fills where every row starts 16-element aligned (Triton then knows each copy is 16
+    # bytes); elsewhere this config's tiles come by TMA, into the same buffers
+    tile_lsu = cfg.tile_fill == "lsu" and N % 16 == 0 and all(t.stride(0) % 16 == 0 for t in (weight, *sources))
+    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
         slots = state.slots
@@ -798,6 +856,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
+            TILE_LSU=tile_lsu,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
@@ -807,7 +866,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read
     args = (_descriptor(dy, [cfg.block_k, rows]), _descriptor(x, [cfg.block_k, half]), *tiles,
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
-            *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq)
+            *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq,
+            weight, *sources, weight.stride(0), next((p[0].stride(0) for p in states if p is not None), N))
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
 
@@ -831,9 +891,10 @@ def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
 
 
 # Launch arguments that are the weight's own objects at every step (its weight/state tiles,
-# scalars, telemetry, state scales), and those a replay passes anew (the dY and X slabs, the
+# scalars, telemetry, state scales, the weight and states themselves and their row strides), and
+# those a replay passes anew (the dY and X slabs, the
 # grad scale).
-_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15])
+_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15, *range(18, 24)])
 _VARYING_ARGS = (0, 1, 9)
 
 

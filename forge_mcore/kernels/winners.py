@@ -47,6 +47,8 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
             values[f.name] = cell == "True"
         elif f.name == "kernel":
             values[f.name] = cell or "triton"
+        elif f.name == "tile_fill":
+            values[f.name] = cell or "tma"
         else:
             values[f.name] = int(cell)
     return TileConfig(**values)

@@ -135,3 +135,23 @@ def test_replaced_parses_field_values_and_validates_the_result():
         WS.replaced("stages=4")
     with pytest.raises(ValueError, match="two consumer warpgroups"):  # a Gluon config must stay one
         WS.replaced("num_warps=4")
+
+
+def test_tile_fill_lsu_is_a_gluon_choice_with_a_buffer_per_consumer():
+    lsu = WS.replaced("tile_fill=lsu")
+    assert lsu.tile_fill == "lsu" and lsu.triton_geometry.tile_fill == "tma"
+    assert gluon_wgrad.applies(lsu, _state(), BF16, None, True, True)
+    for bad in ("tile_fill=dma", "tile_fill=lsu,kernel=triton,num_warps=4,block_m=64",
+                "tile_fill=lsu,kernel=gluon_tall,block_m=128,epilogue_stages=1"):
+        with pytest.raises(ValueError, match="tile_fill"):
+            WS.replaced(bad)
+
+
+def test_a_winners_row_keeps_tile_fill_and_an_older_row_reads_as_tma():
+    from forge_mcore.kernels import winners
+
+    lsu = WS.replaced("tile_fill=lsu")
+    row = winners.config_to_row(lsu)
+    assert row["tile_fill"] == "lsu" and winners._config_from_row(row) == lsu
+    del row["tile_fill"]  # a file written before the field
+    assert winners._config_from_row(row) == WS
