@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 23 call 4 (f2d4e32): Nsight per-SASS warp-stall samples of the step on two missing cells, to
+# Session 23, prepared as call 4, not run (no machine; f2d4e32): Nsight per-SASS warp-stall samples of the step on two missing cells, to
 # tell what the main loop waits on beside the other consumer's rule (slab barrier: data; wgmma wait:
 # the tensor core) -- the "stretch" of sessions 19-22.
 export PYTHONPATH=$PWD
