@@ -587,45 +587,6 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
 
 
 @gluon.jit
-def _ws_tall_passes_looped(accs, finites, row_scales, om, on, tile_bufs, epi_ready, written, second_fill, hyper,
-                           codec, grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr,
-                           HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
-                           HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
-                           NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-                           BUF: gl.constexpr):
-    """``_ws_pass`` of a tall unit's two 64-row blocks (the first's fill already waited for, the
-    second's ``second_fill``) as one runtime loop over its four quarters (block, column half),
-    each quarter's registers picked by a select: one copy of the int8 rule per consumer, where the
-    unrolled passes inline it twice."""
-    acc_a, acc_b, acc_c, acc_d = accs
-    ROWS: gl.constexpr = acc_a.shape[0]
-    HALF: gl.constexpr = acc_a.shape[1]
-    M, N, NB, scales = codec
-    for q in range(4):
-        p = q // 2
-        h = q % 2
-        if q == 2:
-            mbarrier.wait(epi_ready, second_fill & 1)
-        finite = (finites[0] & (p == 0)) | (finites[1] & (p == 1))
-        if finite:
-            acc = gl.where(q == 0, acc_a, gl.where(q == 1, acc_b, gl.where(q == 2, acc_c, acc_d)))
-            rs = (gl.where(q == 0, row_scales[0][0], gl.where(q == 1, row_scales[1][0],
-                                                              gl.where(q == 2, row_scales[2][0], row_scales[3][0]))),
-                  gl.where(q == 0, row_scales[0][1], gl.where(q == 1, row_scales[1][1],
-                                                              gl.where(q == 2, row_scales[2][1], row_scales[3][1]))),
-                  gl.where(q == 0, row_scales[0][2], gl.where(q == 1, row_scales[1][2],
-                                                              gl.where(q == 2, row_scales[2][2], row_scales[3][2]))))
-            _step_half(acc, BUF + h, om + p * ROWS, on + h * HALF, tile_bufs, (M, N, NB, scales, rs), hyper,
-                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
-        if h == 1:
-            # the block written: fenced, then handed to the tile producer (as ``_ws_pass``)
-            fence_async_shared()
-            _cta_barrier()
-            mbarrier.arrive(written, count=1)
-
-
-@gluon.jit
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
@@ -726,27 +687,18 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         else:
             # buffer fill j * PASSES + p holds pass p's weight and states
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-            if INT8 and PASSES == 2:
-                finite_bottom = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
             mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
-            if INT8 and PASSES == 2:
-                _ws_tall_passes_looped((acc_a, acc_b, acc_c, acc_d), (finite, finite_bottom),
-                                       (row_scales_a, row_scales_b, row_scales_c, row_scales_d), om, on, tile_bufs,
-                                       epi_ready.index(CONSUMER), epi_empty.index(CONSUMER), j * PASSES + 1, hyper,
-                                       codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                                       INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
-            else:
-                _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs,
-                         epi_empty.index(CONSUMER), hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1,
-                         HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
-                if PASSES == 2:  # the second block's rows come into the buffer once the first's are stored
-                    finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
-                    mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
-                    _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs,
-                             epi_empty.index(CONSUMER),
-                             hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                             INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
+            _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, epi_empty.index(CONSUMER),
+                     hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
+                     MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
+            if PASSES == 2:  # the second block's rows come into the buffer once the first's are stored
+                finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
+                mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
+                _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs,
+                         epi_empty.index(CONSUMER),
+                         hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
+                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
 
 

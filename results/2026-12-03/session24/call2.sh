@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# Session 24 call 2 (the tall int8 loop, committed): a sweep of every Gluon config for AdamW with int8 states at
-# BT 512, 1024 and 4096 (the LM head at 512/1024), the winners rewritten from it
-# (python -m forge_mcore.bench.kernel --winners), then the acceptance grid on them.
+# Session 24 call 2 (3ff1c87 + the poisoned-tile test's int8 shape made TMA-aligned): the poisoned-tile GPU tests
+# on every Gluon config, bf16 and int8; then the tall int8 loop against the package before it (ab_base =
+# git archive bdc729e forge_mcore) where int8 runs on tall tiles, the BT 4096 cells
+# (scripts/device/code_ab.sh new/base/new2; the int8/bf16 ratio within each run).
 set -u
+export PYTHONPATH=$PWD FORGE_AUTOTUNE=0
 OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-K=gluon_ws,gluon_coop,gluon_tall,gluon_coop_tall
-timeout 170 python3 -m forge_mcore.bench.kernel --out $OUT/sweep1 --shapes 4096x4096,12288x4096,4096x12288,1024x4096,151936x4096 \
-  --bts 512,1024 --arms adamw-int8 --sweep --sweep-kernels $K > $OUT/sweep1.log 2>&1; echo "sweep1 rc $?"
-timeout 100 python3 -m forge_mcore.bench.kernel --out $OUT/sweep2 --shapes 4096x4096,12288x4096,4096x12288,1024x4096 \
-  --bts 4096 --arms adamw-int8 --sweep --sweep-kernels $K > $OUT/sweep2.log 2>&1; echo "sweep2 rc $?"
-rm -f $OUT/sweep*/*.png
-python3 -m forge_mcore.bench.kernel --winners $OUT/sweep1/kernel.csv,$OUT/sweep2/kernel.csv; cp forge_mcore/kernels/winners.csv $OUT/
-git diff --stat forge_mcore/kernels/winners.csv 2>/dev/null
-GRID_TIMEOUT=260 bash results/2026-12-01/session15/call4.sh
+timeout 100 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider \
+  -k "poisoned" -n 8 > "$OUT/tests.log" 2>&1; echo "tests rc $?"; tail -n 2 "$OUT/tests.log"
+grep FAILED "$OUT/tests.log" | head -5
+ARGS="--shapes 4096x4096,12288x4096,4096x12288 --bts 4096 --arms adamw-int8,adamw-bf16 --reps 30" \
+  RUN_TIMEOUT=100 bash scripts/device/code_ab.sh
