@@ -32,6 +32,8 @@ from ..kernels.tl_bits import (
     code_biased_f32,
     code_to_f32,
     div_exact,
+    div_exact_by_constant,
+    div_exact_constant_by,
     floor_low_byte,
     one_if_positive,
     sqrt,
@@ -103,10 +105,11 @@ def int8_decode(codes, row_scales, NONNEG: tl.constexpr):
 
 
 @triton.jit
-def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True):
+def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True, FAST_DIVISION: tl.constexpr = False):
     """(codes, row scales) of tile ``x``; ``inside``: where the tile lies within the tensor
     (elements past its edge must not raise their block's absmax). MASK_EDGES=False: the caller
-    knows they are zero already (``Rule.zero_stays_zero``), and ``inside`` is not read."""
+    knows they are zero already (``Rule.zero_stays_zero``), and ``inside`` is not read.
+    FAST_DIVISION: the per-row divisions by div_rn's fast path (``tl_bits``; the same bits)."""
     if NONNEG:
         qmax: tl.constexpr = 255.0
         x = sqrt(x)  # v >= 0 (a nonnegative state): the very sqrt the rule took, so the compiler shares it
@@ -116,7 +119,10 @@ def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True
         x = tl.where(inside, x, 0.0)
     absmax = tl.max(tl.abs(x), axis=1)
     # (scalars are splat by the divisions themselves: zeros_like has no layout to give under Gluon)
-    inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
+    if FAST_DIVISION:  # (an infinite absmax gives 0, as div_rn's qmax / inf: the fast path is undefined there)
+        inv = tl.where((absmax > _FLUSH_BELOW_TL) & (absmax < float("inf")), div_exact_constant_by(qmax, absmax), 0.0)
+    else:
+        inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
     # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
     # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
     y = x * inv[:, None] + 0.5
@@ -126,7 +132,10 @@ def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True
         codes = floor_low_byte(y).to(tl.uint8)
     else:
         codes = floor_low_byte(y).to(tl.int8)
-    return codes, div_exact(absmax, qmax)
+    if FAST_DIVISION:
+        return codes, div_exact_by_constant(absmax, qmax)
+    else:
+        return codes, div_exact(absmax, qmax)
 
 
 @triton.jit

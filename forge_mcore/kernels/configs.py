@@ -58,6 +58,11 @@ class TileConfig:
     # the load/store unit, leaving the TMA engine to the slabs; a buffer per consumer only; where a
     # row of the weight or a state does not start 16-element aligned, TMA after all).
     tile_fill: str = "tma"
+    # A Gluon kernel's int8 codec divides by and into its code range (once per row, state and
+    # 64-column block) by div_rn's fast path without its range check and slow-path call
+    # (``tl_bits.div_exact_by_constant``, ``div_exact_constant_by``): the same bits, ~6% fewer
+    # instructions in the int8 rule. No effect on other states.
+    fast_division: bool = False
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -70,6 +75,8 @@ class TileConfig:
                 self.kernel not in GLUON_KERNELS or self.epilogue_stages != 2)):
             raise ValueError(f"tile_fill must be 'tma', or 'lsu' for a Gluon kernel with a tile buffer per "
                              f"consumer (epilogue_stages 2): {self}")
+        if self.fast_division and self.kernel not in GLUON_KERNELS:
+            raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
                                              or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
                                                                              else (2,))
@@ -183,6 +190,12 @@ CONFIGS: tuple[TileConfig, ...] = (
     # on tall tiles 0.94-1.01x, and 0.52x for AdamW at 12288 x 4096 BT 1024 (one warp's copies
     # cannot keep a 128-row tile's fills ahead), so no tall or cooperative twin.
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_fill="lsu"),
+    # The ping-pong config with the int8 codec's fast divisions (``fast_division``, session 25): the
+    # int8 rule's loop 1,237 -> 1,159 SASS instructions. Against the same config without them
+    # (results/2026-12-03/session25/call1, call4: code_ab.sh, runs alternating): int8 at BT 512
+    # 1.04-1.08x on 4096², 12288 x 4096, 4096 x 12288, 1024 x 4096; at BT 1024 0.98-1.00x, and on
+    # tall and cooperative tiles at BT >= 1024 0.95-0.99x (so no tall or cooperative twin).
+    TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
     # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): the
     # 48 KB it saves (AdamW bf16) deepen the slab ring to five slabs, which AdamW's bf16 moments
     # could not have with a buffer per consumer: 1.08-1.10x the four-deep tall config at BT 16384,

@@ -209,10 +209,11 @@ def _load_state(buf, i, row_scales, layout: gl.constexpr, INT8: gl.constexpr, NO
 
 @gluon.jit
 def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+                 FAST_DIVISION: gl.constexpr,
                  NONNEG: gl.constexpr):
     """A state's half tile back into its buffer: narrowed, or (int8) encoded, its rows' scales stored."""
     if INT8:
-        codes, scales = int8_encode(v, inside, NONNEG, MASK_EDGES)
+        codes, scales = int8_encode(v, inside, NONNEG, MASK_EDGES, FAST_DIVISION)
         buf.index(i).store(codes)
         gl.store(scale_ptr + rows * NB + on // 64, scales, mask=row_ok & (on < N))
     else:
@@ -222,7 +223,7 @@ def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl
 @gluon.jit
 def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: gl.constexpr,
                VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr,
-               HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+               HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr, FAST_DIVISION: gl.constexpr,
                NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     """The rule on the column half at (om, on), read from and written back to its shared buffers.
     codec: (M, N, NB, the states' scale pointers, the half's row scales from ``_row_scales``);
@@ -252,11 +253,14 @@ def _step_half(acc, i, om, on, tile_bufs, codec, hyper, grad_scale_ptr, UPDATE: 
     w, v0, v1, v2 = UPDATE(g, w, v0, v1, v2, hyper, VARIANT)
     w_buf.index(i).store(w.to(w_buf.dtype))
     if HAS_S0:
-        _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S0)
+        _store_state(s0_buf, i, v0, scales[0], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, FAST_DIVISION,
+                     NONNEG_S0)
     if HAS_S1:
-        _store_state(s1_buf, i, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S1)
+        _store_state(s1_buf, i, v1, scales[1], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, FAST_DIVISION,
+                     NONNEG_S1)
     if HAS_S2:
-        _store_state(s2_buf, i, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, NONNEG_S2)
+        _store_state(s2_buf, i, v2, scales[2], rows, row_ok, on, N, NB, inside, INT8, MASK_EDGES, FAST_DIVISION,
+                     NONNEG_S2)
 
 
 @gluon.jit
@@ -320,6 +324,7 @@ def _column_halves(acc, layout: gl.constexpr):
 def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper, grad_scale_ptr,
                   UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                   HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+                  FAST_DIVISION: gl.constexpr,
                   NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
     HALF: gl.constexpr = acc_a.shape[1]
     M, N, NB, scales = codec
@@ -336,13 +341,15 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
                           gl.where(first, row_scales_a[2], row_scales_b[2]))
             _step_half(acc, base + h, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
                        grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                       FAST_DIVISION,
                        NONNEG_S0, NONNEG_S1, NONNEG_S2)
     else:
         _step_half(acc_a, base, om, on, tile_bufs, (M, N, NB, scales, row_scales_a), hyper, grad_scale_ptr,
-                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1,
-                   NONNEG_S2)
+                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION,
+                   NONNEG_S0, NONNEG_S1, NONNEG_S2)
         _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, (M, N, NB, scales, row_scales_b), hyper,
                    grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                   FAST_DIVISION,
                    NONNEG_S0, NONNEG_S1, NONNEG_S2)
 
 
@@ -571,13 +578,14 @@ def _ws_store_unit(descs, tile_bufs, epi_empty, c, f, base, u, M, N, GROUP_M: gl
 def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, written, hyper, codec,
              grad_scale_ptr, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
              HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
-             MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr,
-             BUF: gl.constexpr):
+             MASK_EDGES: gl.constexpr, FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
+             NONNEG_S2: gl.constexpr, BUF: gl.constexpr):
     """A 64-row block of the consumer's unit, its weight and states in the buffer at ``BUF``: the
     rule where ``finite`` (``_guard``), then the buffer handed to the tile producer (``written``)."""
     if finite:
         _rule_on_tile(acc_a, acc_b, BUF, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                      FAST_DIVISION,
                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
     # Written: the tile producer stores the buffer (``_ws_store_fill``); a non-finite block goes back
     # unchanged (the same bits). The barrier: every thread's writes fenced before the one arrive.
@@ -590,7 +598,8 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
 def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr, M, N, K,
                  scales, NB, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, GROUP_M: gl.constexpr,
-                 INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
+                 INT8: gl.constexpr, MASK_EDGES: gl.constexpr, FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr,
+                 NONNEG_S1: gl.constexpr,
                  NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
                  MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
@@ -691,14 +700,14 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, epi_empty.index(CONSUMER),
                      hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
-                     MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
+                     MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             if PASSES == 2:  # the second block's rows come into the buffer once the first's are stored
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
                 mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
                 _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs,
                          epi_empty.index(CONSUMER),
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                         INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
+                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
 
 
@@ -710,7 +719,8 @@ def gluon_ws_fused_step_kernel(
     w_ptr, s0_ptr, s1_ptr, s2_ptr, w_stride, s_stride,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
-    INT8: gl.constexpr, MASK_EDGES: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
+    INT8: gl.constexpr, MASK_EDGES: gl.constexpr, FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr,
+    NONNEG_S1: gl.constexpr,
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
@@ -724,6 +734,7 @@ def gluon_ws_fused_step_kernel(
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
     # MASK_EDGES: int8 states past the weight's edge are zeroed before their block's absmax;
     # False where the rule keeps them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there).
+    # FAST_DIVISION: the int8 codec's per-row divisions by div_rn's fast path (``TileConfig.fast_division``).
     # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers, a tile buffer each, or with SHARED_TILE
     # one buffer the ping-pong consumers take in turn: ``_ws_fetch_units_shared``).
@@ -760,11 +771,13 @@ def gluon_ws_fused_step_kernel(
     gl.warp_specialize([
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
+                        INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
+                        SHARED_TILE,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, PDL, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                        INT8, MASK_EDGES, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
+                        INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
+                        SHARED_TILE,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
@@ -849,6 +862,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
             HAS_GRAD_SCALE=grad_scale is not None, INT8=state.codec.name == "int8",
             MASK_EDGES=not state.rule.zero_stays_zero,
+            FAST_DIVISION=cfg.fast_division and state.codec.name == "int8",
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
             GROUP_M=cfg.group_m, STAGES=cfg.num_stages,

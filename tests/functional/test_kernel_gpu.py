@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import forge_mcore as fm
 from forge_mcore.kernels import gluon_wgrad
 from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, TileConfig
 from forge_mcore.kernels.fused_wgrad import fused_wgrad_step_kernel
+from forge_mcore.kernels.tl_bits import div_exact_by_constant, div_exact_constant_by
 from tests.unit.cases import RULE_CASES, case_id
 from tests.unit.test_fused_kernel import check_states, check_weights, run_both
 
@@ -63,13 +66,40 @@ def test_every_codec_and_store_on_gpu(codec, store):
 def _config_id(c: TileConfig) -> str:
     return (f"{c.block_m}x{c.block_n}k{c.block_k}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}"
             f"e{c.epilogue_stages}" + ("" if c.kernel == "triton" else f"-{c.kernel}")
-            + ("" if c.tile_fill == "tma" else f"-{c.tile_fill}"))
+            + ("" if c.tile_fill == "tma" else f"-{c.tile_fill}") + ("-fastdiv" if c.fast_division else ""))
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
 # TMA-aligned odd shapes (rows of 784 bf16 or int8 codes are 98 or 49 x 16 bytes; 784 columns
 # end in a partial tile and a partial codec block): the Gluon kernel applies
 GLUON_SHAPES = [(1000, 784, 333), (4096, 4096, 512)]
+
+
+@triton.jit
+def _division_mismatches(count_ptr, first, last, Q: tl.constexpr, CONSTANT_BY: tl.constexpr, BLOCK: tl.constexpr):
+    bits = first + tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = bits.to(tl.uint32).to(tl.float32, bitcast=True)
+    q = Q + tl.zeros_like(x)
+    if CONSTANT_BY:
+        got, want = div_exact_constant_by(Q, x), tl.div_rn(q, x)
+    else:
+        got, want = div_exact_by_constant(x, Q), tl.div_rn(x, q)
+    wrong = (got.to(tl.uint32, bitcast=True) != want.to(tl.uint32, bitcast=True)) & (bits < last)
+    tl.atomic_add(count_ptr, tl.sum(wrong.to(tl.int32)))
+
+
+@pytest.mark.parametrize("q,constant_by", [(127.0, False), (255.0, False), (127.0, True), (255.0, True)])
+def test_codec_divisions_give_div_rn_bits_for_every_operand(q, constant_by):
+    # Every fp32 operand the codecs give them: x / Q for each non-negative finite x (a block's
+    # absmax), Q / x for each finite x above FLUSH_BELOW (the ones not selected away).
+    from forge_mcore.codecs.blockwise import FLUSH_BELOW
+
+    first = torch.tensor(FLUSH_BELOW, dtype=torch.float32).view(torch.int32).item() + 1 if constant_by else 0
+    last = 0x7F800000  # +inf, excluded
+    block = 4096
+    count = torch.zeros(1, dtype=torch.int32, device="cuda")
+    _division_mismatches[(triton.cdiv(last - first, block),)](count, first, last, q, constant_by, block)
+    assert count.item() == 0
 
 
 @pytest.mark.parametrize("config", GLUON, ids=_config_id)

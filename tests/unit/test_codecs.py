@@ -150,3 +150,15 @@ def test_vanishing_int8_momentum_in_the_kernel_matches_the_twin():
     assert torch.isfinite(states["triton"]).all()
     assert torch.equal(states["triton"], states["torch"])
     assert torch.equal(states["triton"], torch.zeros(4, 64))
+
+
+@pytest.mark.parametrize("q,wrong", [(127.0, 0), (255.0, 0), (448.0, 18724)])
+def test_scale_division_by_a_constant_rounds_as_div_rn_or_the_codec_cannot_use_it(q, wrong):
+    """The int8 scales' ``x / Q`` as a corrected product (``tl_bits.div_exact_by_constant``): its arithmetic
+    against the correctly rounded quotient over the operands whose quotients are subnormal or barely normal,
+    where it can fail (fp8's 448 does: that codec keeps div_rn), and one ordinary binade. Every operand:
+    ``python scripts/check_division.py``; the compiled code: the GPU test against div_rn."""
+    from scripts.check_division import mismatches
+
+    assert mismatches(q, 0, 1 << 24, chunk=1 << 22) == wrong
+    assert mismatches(q, 0x3F800000, 0x3F800000 + (1 << 22)) == 0  # [1, 1.5)

@@ -155,3 +155,17 @@ def test_a_winners_row_keeps_tile_fill_and_an_older_row_reads_as_tma():
     assert row["tile_fill"] == "lsu" and winners._config_from_row(row) == lsu
     del row["tile_fill"]  # a file written before the field
     assert winners._config_from_row(row) == WS
+
+
+def test_fast_division_is_a_gluon_choice_that_a_winners_row_keeps():
+    from forge_mcore.kernels import winners
+
+    fast = WS.replaced("fast_division=True")
+    assert fast.fast_division and not fast.triton_geometry.fast_division
+    assert gluon_wgrad.applies(fast, _state(), BF16, None, True, True)  # (bf16 states: the kernel without it)
+    with pytest.raises(ValueError, match="fast_division"):
+        TileConfig(64, 64, 64, 8, 4, 3, fast_division=True)
+    row = winners.config_to_row(fast)
+    assert row["fast_division"] == "True" and winners._config_from_row(row) == fast
+    del row["fast_division"]  # a file written before the field
+    assert winners._config_from_row(row) == WS
