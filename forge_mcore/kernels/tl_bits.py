@@ -48,7 +48,8 @@ def div_exact(a, b):
 # The block codecs divide by and into their code range once per row and state: eight IEEE
 # divisions per thread and half tile in the int8 rule, each ~12 instructions with a range check
 # and a slow-path call that these operands never take (6% of the rule's loop). The two below
-# give div_rn's bits in 3 and 8 instructions; tests/functional/test_kernel_gpu.py checks them
+# give div_rn's bits in 3 and 8 instructions, where a config asks for them
+# (``TileConfig.fast_division``); tests/functional/test_kernel_gpu.py checks them
 # against div_rn for every fp32 operand they are given, and scripts/check_division.py checks
 # the first one's arithmetic exhaustively on the CPU.
 @triton.jit
