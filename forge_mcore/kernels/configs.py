@@ -63,6 +63,12 @@ class TileConfig:
     # (``tl_bits.div_exact_by_constant``, ``div_exact_constant_by``): the same bits, ~6% fewer
     # instructions in the int8 rule. No effect on other states.
     fast_division: bool = False
+    # Ping-pong ("gluon_ws", TMA fills) only: the consumers' weight and state tiles pass through a
+    # ring of three column-half buffers they share (half q of the program's units in buffer q % 3,
+    # refilled once half q - 3 is written and stored), not a whole unit's buffer each. A fill has
+    # the same slack (one ping-pong turn), and the half unit it saves deepens the slab ring:
+    # six-deep beside AdamW's bf16 moments, seven with 4 B per element.
+    tile_ring: bool = False
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -75,6 +81,8 @@ class TileConfig:
                 self.kernel not in GLUON_KERNELS or self.epilogue_stages != 2)):
             raise ValueError(f"tile_fill must be 'tma', or 'lsu' for a Gluon kernel with a tile buffer per "
                              f"consumer (epilogue_stages 2): {self}")
+        if self.tile_ring and (self.kernel != "gluon_ws" or self.tile_fill != "tma"):
+            raise ValueError(f"tile_ring is the ping-pong kernel's (gluon_ws) with TMA tile fills: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
@@ -223,7 +231,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). None at the moment.
+# them winning (then they move into CONFIGS).
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -236,7 +244,21 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
 # four-deep everywhere); tall tiles filled by cp.async (session 23: 0.52-1.01x).
-CANDIDATES: tuple[TileConfig, ...] = ()
+# Six-deep ping-pong rings (session 26): beside two tile buffers of 4 B per element (SGD-momentum,
+# Lion, int8 moments: 64 KB) a six-deep ring fits (144 KB); AdamW's bf16 moments (96 KB) do not
+# (``gluon_wgrad.applies``). Each winner against itself with four and six stages
+# (results/2026-12-03/session26/call3, bits equal): six 1.03-1.06x, four 0.92-0.96x at BT 512.
+# The ring of three column-half tile buffers (``tile_ring``) with the half unit it saves in the
+# slab ring: six-deep for AdamW's bf16 moments, seven with 4 B per element.
+CANDIDATES: tuple[TileConfig, ...] = (
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_fill="lsu"),
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True,
+               fast_division=True),
+)
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

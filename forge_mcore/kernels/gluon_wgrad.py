@@ -114,13 +114,14 @@ def _allocate_tiles(tile_descs, COUNT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S
 
 @gluon.jit
 def _fetch_tile(tile_descs, tile_bufs, base, om, on, bar, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-                HAS_S2: gl.constexpr):
-    """TMA loads of the tile's weight and states: column halves into buffers base and base + 1."""
+                HAS_S2: gl.constexpr, HALVES: gl.constexpr = 2):
+    """TMA loads of the tile's weight and states: column halves into buffers base and base + 1
+    (HALVES 1: the half at ``on`` into buffer ``base``)."""
     HALF: gl.constexpr = tile_descs[0].block_type.shape[1]
     for j in gl.static_range(4):
         if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
-            _tma_load(tile_descs[j], [om, on], bar, tile_bufs[j].index(base))
-            _tma_load(tile_descs[j], [om, on + HALF], bar, tile_bufs[j].index(base + 1))
+            for h in gl.static_range(HALVES):
+                _tma_load(tile_descs[j], [om, on + h * HALF], bar, tile_bufs[j].index(base + h))
 
 
 @triton.constexpr_function
@@ -167,13 +168,13 @@ def _fetch_tile_lsu(tile_ptrs, strides, tile_bufs, base, om, on, M, N, bar, HAS_
 
 @gluon.jit
 def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-                HAS_S2: gl.constexpr):
-    """TMA stores of the tile's buffers (after a fence_async_shared)."""
+                HAS_S2: gl.constexpr, HALVES: gl.constexpr = 2):
+    """TMA stores of the tile's buffers (after a fence_async_shared); HALVES as ``_fetch_tile``'s."""
     HALF: gl.constexpr = tile_descs[0].block_type.shape[1]
     for j in gl.static_range(4):
         if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
-            _tma_store(tile_descs[j], [om, on], tile_bufs[j].index(base))
-            _tma_store(tile_descs[j], [om, on + HALF], tile_bufs[j].index(base + 1))
+            for h in gl.static_range(HALVES):
+                _tma_store(tile_descs[j], [om, on + h * HALF], tile_bufs[j].index(base + h))
 
 
 @gluon.jit
@@ -322,12 +323,11 @@ def _column_halves(acc, layout: gl.constexpr):
 
 @gluon.jit
 def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper, grad_scale_ptr,
-                  UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-                  HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
-                  FAST_DIVISION: gl.constexpr,
-                  NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr):
-    HALF: gl.constexpr = acc_a.shape[1]
-    M, N, NB, scales = codec
+                  finite, tile_ring, UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr,
+                  HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr,
+                  MASK_EDGES: gl.constexpr, FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr,
+                  NONNEG_S1: gl.constexpr, NONNEG_S2: gl.constexpr, TILE_RING: gl.constexpr):
+    """The rule on both column halves (``_rule_half``; ``finite``, ``tile_ring``: the tile ring's arguments)."""
     if INT8:
         # The int8 rule is long enough to stall on instruction fetch when inlined twice: the
         # halves as a runtime loop (one copy per consumer partition), the half's registers
@@ -339,18 +339,46 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
             row_scales = (gl.where(first, row_scales_a[0], row_scales_b[0]),
                           gl.where(first, row_scales_a[1], row_scales_b[1]),
                           gl.where(first, row_scales_a[2], row_scales_b[2]))
-            _step_half(acc, base + h, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
-                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                       FAST_DIVISION,
-                       NONNEG_S0, NONNEG_S1, NONNEG_S2)
+            _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_scale_ptr, finite, tile_ring,
+                       UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION,
+                       NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
     else:
-        _step_half(acc_a, base, om, on, tile_bufs, (M, N, NB, scales, row_scales_a), hyper, grad_scale_ptr,
+        _rule_half(acc_a, 0, base, om, on, tile_bufs, codec, row_scales_a, hyper, grad_scale_ptr, finite, tile_ring,
                    UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION,
-                   NONNEG_S0, NONNEG_S1, NONNEG_S2)
-        _step_half(acc_b, base + 1, om, on + HALF, tile_bufs, (M, N, NB, scales, row_scales_b), hyper,
+                   NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
+        _rule_half(acc_b, 1, base, om, on, tile_bufs, codec, row_scales_b, hyper, grad_scale_ptr, finite, tile_ring,
+                   UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION,
+                   NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
+
+
+@gluon.jit
+def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_scale_ptr, finite, tile_ring,
+               UPDATE: gl.constexpr, VARIANT: gl.constexpr, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+               HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
+               FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
+               NONNEG_S2: gl.constexpr, TILE_RING: gl.constexpr):
+    """The rule on column half ``h`` of the unit at (om, on): in buffer ``base + h``, or with TILE_RING
+    in the tile ring's buffer of the program's half ``q + h`` (tile_ring: its (ready, written) barriers
+    and q), waited for (the first half: by the caller), ruled on where ``finite`` and handed back written
+    (the tile producer stores it and refills the buffer: ``_ws_fetch_halves``). Without the ring the
+    caller checks ``finite`` and hands the whole unit back."""
+    HALF: gl.constexpr = acc.shape[1]
+    M, N, NB, scales = codec
+    if TILE_RING:
+        ready, written, q = tile_ring
+        slot = (q + h) % 3
+        mbarrier.wait(ready.index(slot), ((q + h) // 3) & 1, pred=h > 0)
+        if finite:
+            _step_half(acc, slot, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
+                       grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
+                       FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2)
+        fence_async_shared()  # every thread's writes fenced before the one arrive
+        _cta_barrier()
+        mbarrier.arrive(written.index(slot), count=1)
+    else:
+        _step_half(acc, base + h, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
                    grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                   FAST_DIVISION,
-                   NONNEG_S0, NONNEG_S1, NONNEG_S2)
+                   FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2)
 
 
 # ---------------------------------------------------------------------------
@@ -456,14 +484,16 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      TILE_LSU: gl.constexpr, PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
         # the bytes of one fill: the weight's and each present state's two column halves
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
-        if SHARED_TILE:
+        if TILE_RING:
+            _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2)
+        elif SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
         else:
@@ -551,6 +581,45 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 
 @gluon.jit
+def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr):
+    """``_ws_fetch_units`` through the tile ring (``TileConfig.tile_ring``, ping-pong): the program's
+    column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order, half q into
+    buffer q % 3 once half q - 3 is written and stored. Consumer c needs its unit's halves during
+    its rule, which follows the other consumer's; half q - 3 is the other consumer's (or, for a first
+    half, its own previous unit's second), written a turn earlier. Barriers: one ``epi_ready``
+    and one ``epi_empty`` per buffer, phase (q // 3) & 1 for half q."""
+    dy_desc, x_desc, tile_descs = descs
+    slab_ready, slab_empty, epi_ready, epi_empty, order = bars
+    ROWS: gl.constexpr = dy_desc.block_type.shape[1]
+    HALF: gl.constexpr = x_desc.block_type.shape[1]
+    halves = 2 * _ws_tiles(M, N, ROWS, 2 * HALF)
+    for q in range(halves):
+        if q >= 3:
+            _ws_store_half(descs, tile_bufs, epi_empty, q - 3, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2)
+        t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
+        mbarrier.expect(epi_ready.index(q % 3), HALF_BYTES)
+        _fetch_tile(tile_descs, tile_bufs, q % 3, om, on + (q % 2) * HALF, epi_ready.index(q % 3), HAS_S0, HAS_S1,
+                    HAS_S2, HALVES=1)
+    for i in gl.static_range(3):  # the last three halves
+        if halves - 3 + i >= 0:
+            _ws_store_half(descs, tile_bufs, epi_empty, halves - 3 + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2)
+
+
+@gluon.jit
+def _ws_store_half(descs, tile_bufs, epi_empty, q, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+    """The tile ring's half ``q`` stored once its consumer has written it, and read by the TMA
+    before its buffer takes half q + 3 (``_ws_store_fill``'s rule for a half)."""
+    ROWS: gl.constexpr = descs[0].block_type.shape[1]
+    HALF: gl.constexpr = descs[1].block_type.shape[1]
+    t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
+    mbarrier.wait(epi_empty.index(q % 3), (q // 3) & 1)
+    _store_tile(descs[2], tile_bufs, q % 3, om, on + (q % 2) * HALF, HAS_S0, HAS_S1, HAS_S2, HALVES=1)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
 def _ws_store_fill(descs, tile_bufs, epi_empty, c, f, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                    HAS_S2: gl.constexpr):
     """The tile producer stores consumer c's fill ``f`` (rows at ``om``, buffer halves ``base`` and
@@ -584,9 +653,8 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
     rule where ``finite`` (``_guard``), then the buffer handed to the tile producer (``written``)."""
     if finite:
         _rule_on_tile(acc_a, acc_b, BUF, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
-                      grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
-                      FAST_DIVISION,
-                      NONNEG_S0, NONNEG_S1, NONNEG_S2)
+                      grad_scale_ptr, finite, (written, written, 0), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
+                      HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, False)
     # Written: the tile producer stores the buffer (``_ws_store_fill``); a non-finite block goes back
     # unchanged (the same bits). The barrier: every thread's writes fenced before the one arrive.
     fence_async_shared()
@@ -602,8 +670,8 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  NONNEG_S1: gl.constexpr,
                  NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
-                 MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-                 CONSUMER: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr):
+                 TILE_RING: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr,
+                 HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
@@ -693,6 +761,15 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             if PASSES == 2:
                 total += acc_c + acc_d
             gl.atomic_add(sumsq_ptr, gl.sum(gl.sum(total, axis=1), axis=0), sem=TELEMETRY_SEM)
+        elif TILE_RING:  # the unit's halves q, q + 1 in the ring's buffers q % 3, (q + 1) % 3
+            finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
+            q = 2 * u
+            mbarrier.wait(epi_ready.index(q % 3), (q // 3) & 1)
+            _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
+            _rule_on_tile(acc_a, acc_b, 0, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
+                          grad_scale_ptr, finite, (epi_ready, epi_empty, q), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
+                          HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, True)
+            _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
         else:
             # buffer fill j * PASSES + p holds pass p's weight and states
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
@@ -724,7 +801,7 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -745,20 +822,23 @@ def gluon_ws_fused_step_kernel(
     # PDL: launched as a programmatic dependent launch (``PDL``; the launch's own option must match).
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
+    # TILE_RING: ping-pong through a ring of three column-half tile buffers (``_ws_fetch_halves``).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    tile_bufs = _allocate_tiles(tile_descs, 2 if SHARED_TILE else 4, HAS_S0, HAS_S1, HAS_S2)  # column halves
+    TILE_SLOTS: gl.constexpr = 3 if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
+    tile_bufs = _allocate_tiles(tile_descs, TILE_SLOTS, HAS_S0, HAS_S1, HAS_S2)
+    TILE_BARS: gl.constexpr = 3 if TILE_RING else 2  # a ring buffer's, or a consumer's
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    epi_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # one per consumer
-    epi_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    epi_ready = gl.allocate_shared_memory(gl.int64, [TILE_BARS, 1], mbarrier.MBarrierLayout())
+    epi_empty = gl.allocate_shared_memory(gl.int64, [TILE_BARS, 1], mbarrier.MBarrierLayout())
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=2 if COOPERATIVE else 1)  # cooperative: both read a slab
-    for i in gl.static_range(2):
+    for i in gl.static_range(TILE_BARS):
         mbarrier.init(epi_ready.index(i), count=32 if TILE_LSU else 1)  # LSU: each producer thread arrives
         mbarrier.init(epi_empty.index(i), count=1)
     for i in gl.static_range(2):
@@ -772,17 +852,17 @@ def gluon_ws_fused_step_kernel(
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                        SHARED_TILE,
+                        SHARED_TILE, TILE_RING,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, PDL, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                        SHARED_TILE,
+                        SHARED_TILE, TILE_RING,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                             MAINLOOP_ONLY, TILE_LSU, PDL)),
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
@@ -816,10 +896,11 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
             and dy.dtype == torch.bfloat16 and state.codec.name in ("bf16", "fp32", "int8")
             and state.store.name in ("bf16", "fp32")):
         return False
-    unit = cfg.block_m // cfg.row_blocks * cfg.block_n  # one consumer's share of a tile: its buffer
-    epilogue = unit * (state.store.weight_dtype.itemsize
-                       + sum(s.data.element_size() for s in state.slots if s is not None))
-    return cfg.smem_bytes(2) + cfg.epilogue_stages * epilogue <= SMEM_LIMIT
+    half = cfg.block_m // cfg.row_blocks * cfg.block_n // 2  # a column half of one consumer's buffer
+    half_bytes = half * (state.store.weight_dtype.itemsize
+                         + sum(s.data.element_size() for s in state.slots if s is not None))
+    halves = 3 if cfg.tile_ring else 2 * cfg.epilogue_stages
+    return cfg.smem_bytes(2) + halves * half_bytes <= SMEM_LIMIT
 
 
 def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scale, cache: dict | None,
@@ -871,6 +952,7 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
+            TILE_RING=cfg.tile_ring,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )

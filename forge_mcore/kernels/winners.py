@@ -43,7 +43,7 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
         cell = row[f.name]
         if f.name == "maxnreg":
             values[f.name] = int(cell) if cell else None
-        elif f.name in ("prefetch", "fast_division"):
+        elif f.name in ("prefetch", "fast_division", "tile_ring"):
             values[f.name] = cell == "True"
         elif f.name == "kernel":
             values[f.name] = cell or "triton"

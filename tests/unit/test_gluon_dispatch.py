@@ -169,3 +169,25 @@ def test_fast_division_is_a_gluon_choice_that_a_winners_row_keeps():
     assert row["fast_division"] == "True" and winners._config_from_row(row) == fast
     del row["fast_division"]  # a file written before the field
     assert winners._config_from_row(row) == WS
+
+
+def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
+    from forge_mcore.kernels import winners
+
+    ring6, ring7 = WS.replaced("tile_ring=True,num_stages=6"), WS.replaced("tile_ring=True,num_stages=7")
+    # AdamW bf16: 6 slabs of (64 + 128) x 64 x 2 B (144 KB) + 3 halves of 64x64 x 6 B (72 KB) = 216 KB;
+    # a buffer per consumer (96 KB) leaves room for five slabs only
+    assert gluon_wgrad.applies(ring6, _state(), BF16, None, True, True)
+    assert not gluon_wgrad.applies(WS.replaced("num_stages=6"), _state(), BF16, None, True, True)
+    assert not gluon_wgrad.applies(ring7, _state(), BF16, None, True, True)
+    # 4 B per element (int8 moments; SGD-momentum's one bf16 state): 168 + 48 KB
+    assert gluon_wgrad.applies(ring7, _state(codec="int8"), BF16, None, True, True)
+    assert gluon_wgrad.applies(ring7, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True)
+    assert not ring7.triton_geometry.tile_ring
+    for bad in ("tile_ring=True,tile_fill=lsu", "tile_ring=True,kernel=gluon_tall,block_m=128"):
+        with pytest.raises(ValueError, match="tile_ring"):
+            WS.replaced(bad)
+    row = winners.config_to_row(ring6)
+    assert row["tile_ring"] == "True" and winners._config_from_row(row) == ring6
+    del row["tile_ring"]  # a file written before the field
+    assert winners._config_from_row(row) == WS.replaced("num_stages=6")
