@@ -204,6 +204,17 @@ CONFIGS: tuple[TileConfig, ...] = (
     # 1.04-1.08x on 4096², 12288 x 4096, 4096 x 12288, 1024 x 4096; at BT 1024 0.97-1.01x, and on
     # tall and cooperative tiles at BT >= 1024 0.95-0.99x (so no tall or cooperative twin).
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
+    # The ping-pong consumers' tiles through a ring of three column-half buffers (``tile_ring``,
+    # session 26): the half unit it saves deepens the slab ring, six-deep beside AdamW's bf16
+    # moments, seven with 4 B per element (the ring's depth: each winner against itself with four
+    # stages 0.91-0.96x, six 1.03-1.06x, results/2026-12-03/session26/call3). Swept beside the
+    # committed winners (call4; bits: the parity, poisoned-tile, every-codec, traced and
+    # main-loop-only GPU tests): 1.01-1.12x on 1024 x 4096 and 4096² at BT 512 and 1024
+    # (AdamW bf16 23.3 -> 21.3 us at 1024 x 4096 BT 512, 99.4 -> 89.5 us at 4096² BT 1024).
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True,
+               fast_division=True),
     # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): the
     # 48 KB it saves (AdamW bf16) deepen the slab ring to five slabs, which AdamW's bf16 moments
     # could not have with a buffer per consumer: 1.08-1.10x the four-deep tall config at BT 16384,
@@ -231,7 +242,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS).
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -243,22 +254,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 # for the last one's stores); BLOCK_K 32 rings of twice the depth for the ping-pong schedule
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
-# four-deep everywhere); tall tiles filled by cp.async (session 23: 0.52-1.01x).
-# Six-deep ping-pong rings (session 26): beside two tile buffers of 4 B per element (SGD-momentum,
-# Lion, int8 moments: 64 KB) a six-deep ring fits (144 KB); AdamW's bf16 moments (96 KB) do not
-# (``gluon_wgrad.applies``). Each winner against itself with four and six stages
-# (results/2026-12-03/session26/call3, bits equal): six 1.03-1.06x, four 0.92-0.96x at BT 512.
-# The ring of three column-half tile buffers (``tile_ring``) with the half unit it saves in the
-# slab ring: six-deep for AdamW's bf16 moments, seven with 4 B per element.
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_fill="lsu"),
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
-    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
-    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True,
-               fast_division=True),
-)
+# four-deep everywhere); tall tiles filled by cp.async (session 23: 0.52-1.01x); six-deep ping-pong rings
+# beside a buffer per consumer (4 B per element: session 26, 0.97-1.07x the winners, behind the tile
+# ring's six- and seven-deep ones in 11 of 12 cells).
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.
