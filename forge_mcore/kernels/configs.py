@@ -209,8 +209,9 @@ CONFIGS: tuple[TileConfig, ...] = (
     # moments, seven with 4 B per element (the ring's depth: each winner against itself with four
     # stages 0.91-0.96x, six 1.03-1.06x, results/2026-12-03/session26/call3). Swept beside the
     # committed winners (call4; bits: the parity, poisoned-tile, every-codec, traced and
-    # main-loop-only GPU tests): 1.01-1.12x on 1024 x 4096 and 4096² at BT 512 and 1024
-    # (AdamW bf16 23.3 -> 21.3 us at 1024 x 4096 BT 512, 99.4 -> 89.5 us at 4096² BT 1024).
+    # main-loop-only GPU tests): 1.02-1.12x in 14 of 16 cells of 1024 x 4096 and 4096² at BT 512
+    # and 1024 (AdamW bf16 23.3 -> 21.3 us at 1024 x 4096 BT 512, 99.4 -> 89.5 us at 4096² BT 1024),
+    # 0.96x in two (4096² int8 BT 512, SGD-m BT 1024: their winners stay).
     TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
     TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
     TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True,
@@ -255,8 +256,8 @@ CONFIGS: tuple[TileConfig, ...] = (
 # (session 10: 0.82-1.00x at BT <= 1024); a cooperative three-deep ring (slower than four); a
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
 # four-deep everywhere); tall tiles filled by cp.async (session 23: 0.52-1.01x); six-deep ping-pong rings
-# beside a buffer per consumer (4 B per element: session 26, 0.97-1.07x the winners, behind the tile
-# ring's six- and seven-deep ones in 11 of 12 cells).
+# beside a buffer per consumer (4 B per element: session 26 call 4, 0.91-1.05x the winners, behind the
+# tile ring's six- and seven-deep ones in 11 of 12 cells).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
