@@ -409,6 +409,9 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
 # has read them, fills the buffer again (``_ws_store_fill``), so no consumer ever waits on a store:
 # until session 21 the consumer waited for its stores after its next unit's first wgmma (and before
 # session 14 before its next turn, 4-10% slower). Session 21 call 8: 0.985-1.03x that at BT <= 1024.
+# With a tile ring (ping-pong, ``TileConfig.tile_ring``, session 26) the consumers share three
+# column-half buffers instead (``_ws_fetch_halves``), each half handed back as soon as it is
+# written; the half unit saved goes to the slab ring (1.02-1.12x in 14 of 16 swept cells).
 
 
 # Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
