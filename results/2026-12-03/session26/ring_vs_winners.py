@@ -16,4 +16,5 @@ for r in csv.DictReader(open(f"{folder}/sweep.csv")):
         cell = (r["shape"], r["bt"], r["arm"])
         ring[cell] = min(ring.get(cell, float("inf")), float(r["forge_ms"]))
 for cell in sorted(winner):
-    print(*cell, f"winner {winner[cell] * 1e3:.1f}", f"ring {ring[cell] * 1e3:.1f}", f"x{winner[cell] / ring[cell]:.3f}")
+    old, new = winner[cell], ring[cell]
+    print(*cell, f"winner {old * 1e3:.1f}", f"ring {new * 1e3:.1f}", f"x{old / new:.3f}")
