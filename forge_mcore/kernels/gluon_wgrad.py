@@ -372,9 +372,7 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
             _step_half(acc, slot, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
                        grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
                        FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2)
-        fence_async_shared()  # every thread's writes fenced before the one arrive
-        _cta_barrier()
-        mbarrier.arrive(written.index(slot), count=1)
+        _hand_back(written.index(slot))
     else:
         _step_half(acc, base + h, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
                    grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
@@ -659,7 +657,13 @@ def _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs
                       grad_scale_ptr, finite, (written, written, 0), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
                       HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, False)
     # Written: the tile producer stores the buffer (``_ws_store_fill``); a non-finite block goes back
-    # unchanged (the same bits). The barrier: every thread's writes fenced before the one arrive.
+    # unchanged (the same bits).
+    _hand_back(written)
+
+
+@gluon.jit
+def _hand_back(written):
+    """A consumer's buffer to the tile producer: every thread's writes fenced, then one arrive."""
     fence_async_shared()
     _cta_barrier()
     mbarrier.arrive(written, count=1)

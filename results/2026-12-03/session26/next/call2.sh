@@ -8,12 +8,8 @@ set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 SWEEP="--sweep --sweep-configs all --sweep-kernels gluon_ws"
-for arm in adamw-bf16 adamw-int8 sgdm-bf16 lion-bf16; do
-  timeout 200 python3 -m forge_mcore.bench.kernel --out /tmp/warm_$arm --shapes 12288x4096 --bts 512 --arms $arm \
-    --reps 1 $SWEEP > $OUT/warm_$arm.log 2>&1 &
-done
-wait; echo "warm done"
+SHAPE=12288x4096 SWEEP="$SWEEP" bash scripts/device/warm_sweep.sh
 timeout 330 python3 -m forge_mcore.bench.kernel --out $OUT/sweep --shapes 12288x4096,4096x12288,151936x4096 \
   --bts 512,1024 --arms adamw-bf16,adamw-int8,sgdm-bf16,lion-bf16 $SWEEP > $OUT/sweep.log 2>&1
-echo "sweep rc $?"; rm -f $OUT/sweep/*.png $OUT/warm_*.log
+echo "sweep rc $?"; rm -f $OUT/sweep/*.png
 cd $OUT && tar czf /tmp/sweep.tgz sweep sweep.log && rm -rf sweep sweep.log && mv /tmp/sweep.tgz $OUT/
