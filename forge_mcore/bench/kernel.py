@@ -214,6 +214,8 @@ def _current_config(text: str):
     # tuning options that no longer exist: rows timed with them off are not winners
     if not (fields_.pop("tma_tiles", True) and fields_.pop("tma_stores", True)):
         return None
+    if isinstance(fields_.get("tile_ring"), bool):  # written before session 27: True was three buffers
+        fields_["tile_ring"] = 3 if fields_["tile_ring"] else 0
     cfg = TileConfig(**fields_)
     return cfg if cfg in CONFIGS else None
 

@@ -63,12 +63,13 @@ class TileConfig:
     # (``tl_bits.div_exact_by_constant``, ``div_exact_constant_by``): the same bits, ~6% fewer
     # instructions in the int8 rule. No effect on other states.
     fast_division: bool = False
-    # Ping-pong ("gluon_ws", TMA fills) only: the consumers' weight and state tiles pass through a
-    # ring of three column-half buffers they share (half q of the program's units in buffer q % 3,
-    # refilled once half q - 3 is written and stored), not a whole unit's buffer each. A fill has
-    # the same slack (one ping-pong turn), and the half unit it saves deepens the slab ring:
-    # six-deep beside AdamW's bf16 moments, seven with 4 B per element.
-    tile_ring: bool = False
+    # Ping-pong ("gluon_ws", TMA fills) only, the number of column-half tile buffers (2 or 3; 0:
+    # none) in a ring the consumers share instead of a whole unit's buffer each: half q of the
+    # program's units goes in buffer q % tile_ring once half q - tile_ring is written and stored.
+    # Three keep a fill's slack (one ping-pong turn) and the half unit they save deepens the slab
+    # ring (six-deep beside AdamW's bf16 moments, seven with 4 B per element); two save another
+    # half (seven-deep, eight) but a unit's fills wait for the other consumer's previous rule.
+    tile_ring: int = 0
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -81,8 +82,10 @@ class TileConfig:
                 self.kernel not in GLUON_KERNELS or self.epilogue_stages != 2)):
             raise ValueError(f"tile_fill must be 'tma', or 'lsu' for a Gluon kernel with a tile buffer per "
                              f"consumer (epilogue_stages 2): {self}")
-        if self.tile_ring and (self.kernel != "gluon_ws" or self.tile_fill != "tma"):
-            raise ValueError(f"tile_ring is the ping-pong kernel's (gluon_ws) with TMA tile fills: {self}")
+        if type(self.tile_ring) is not int or self.tile_ring not in (0, 2, 3) or self.tile_ring and (
+                self.kernel != "gluon_ws" or self.tile_fill != "tma"):
+            raise ValueError(f"tile_ring is 0 or the ping-pong kernel's (gluon_ws, TMA tile fills) ring of 2 or 3 "
+                             f"column-half tile buffers: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
@@ -212,9 +215,16 @@ CONFIGS: tuple[TileConfig, ...] = (
     # main-loop-only GPU tests): 1.02-1.12x in 14 of 16 cells of 1024 x 4096 and 4096² at BT 512
     # and 1024 (AdamW bf16 23.3 -> 21.3 us at 1024 x 4096 BT 512, 99.4 -> 89.5 us at 4096² BT 1024),
     # 0.96x in two (4096² int8 BT 512, SGD-m BT 1024: their winners stay).
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
-    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True),
-    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=True,
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3,
+               fast_division=True),
+    # A tile ring of two column halves (session 27): one half less than three, so one slab stage
+    # more (seven beside AdamW's bf16 moments, eight with 4 B per element), but a unit's fills wait
+    # for the other consumer's previous rule instead of its own previous unit's.
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2),
+    TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2),
+    TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2,
                fast_division=True),
     # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): the
     # 48 KB it saves (AdamW bf16) deepen the slab ring to five slabs, which AdamW's bf16 moments

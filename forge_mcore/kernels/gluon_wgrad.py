@@ -357,17 +357,17 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
                HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr, INT8: gl.constexpr, MASK_EDGES: gl.constexpr,
                FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
                NONNEG_S2: gl.constexpr, TILE_RING: gl.constexpr):
-    """The rule on column half ``h`` of the unit at (om, on): in buffer ``base + h``, or with TILE_RING
-    in the tile ring's buffer of the program's half ``q + h`` (tile_ring: its (ready, written) barriers
-    and q), waited for (the first half: by the caller), ruled on where ``finite`` and handed back written
+    """The rule on column half ``h`` of the unit at (om, on): in buffer ``base + h``, or with a TILE_RING
+    of buffers in the ring's buffer of the program's half ``q + h`` (tile_ring: its (ready, written)
+    barriers and q), waited for (the first half: by the caller), ruled on where ``finite`` and handed back written
     (the tile producer stores it and refills the buffer: ``_ws_fetch_halves``). Without the ring the
     caller checks ``finite`` and hands the whole unit back."""
     HALF: gl.constexpr = acc.shape[1]
     M, N, NB, scales = codec
     if TILE_RING:
         ready, written, q = tile_ring
-        slot = (q + h) % 3
-        mbarrier.wait(ready.index(slot), ((q + h) // 3) & 1, pred=h > 0)
+        slot = (q + h) % TILE_RING
+        mbarrier.wait(ready.index(slot), ((q + h) // TILE_RING) & 1, pred=h > 0)
         if finite:
             _step_half(acc, slot, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
                        grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
@@ -407,9 +407,9 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
 # has read them, fills the buffer again (``_ws_store_fill``), so no consumer ever waits on a store:
 # until session 21 the consumer waited for its stores after its next unit's first wgmma (and before
 # session 14 before its next turn, 4-10% slower). Session 21 call 8: 0.985-1.03x that at BT <= 1024.
-# With a tile ring (ping-pong, ``TileConfig.tile_ring``, session 26) the consumers share three
-# column-half buffers instead (``_ws_fetch_halves``), each half handed back as soon as it is
-# written; the half unit saved goes to the slab ring (1.02-1.12x in 14 of 16 swept cells).
+# With a tile ring (ping-pong, ``TileConfig.tile_ring``, session 26) the consumers share two or
+# three column-half buffers instead (``_ws_fetch_halves``), each half handed back as soon as it is
+# written; what that saves goes to the slab ring (three: 1.02-1.12x in 14 of 16 swept cells).
 
 
 # Diagnostics: with TRACE_TILES > 0 each consumer writes the SM's clock at these boundaries of
@@ -493,7 +493,8 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
         if TILE_RING:
-            _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2)
+            _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2,
+                             TILE_RING)
         elif SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
@@ -583,40 +584,42 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 @gluon.jit
 def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr):
-    """``_ws_fetch_units`` through the tile ring (``TileConfig.tile_ring``, ping-pong): the program's
-    column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order, half q into
-    buffer q % 3 once half q - 3 is written and stored. Consumer c needs its unit's halves during
-    its rule, which follows the other consumer's; half q - 3 is the other consumer's (or, for a first
-    half, its own previous unit's second), written a turn earlier. Barriers: one ``epi_ready``
-    and one ``epi_empty`` per buffer, phase (q // 3) & 1 for half q."""
+                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr):
+    """``_ws_fetch_units`` through a tile ring of RING buffers (``TileConfig.tile_ring``, ping-pong):
+    the program's column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order,
+    half q into buffer q % RING once half q - RING is written and stored. Consumer c needs its unit's
+    halves during its rule, which follows the other consumer's. Three buffers: half q - 3 is the other
+    consumer's (or, for a first half, its own previous unit's second), written a turn earlier; two:
+    half q - 2 is the other consumer's previous unit's, written during this unit's main loop.
+    Barriers: one ``epi_ready`` and one ``epi_empty`` per buffer, phase (q // RING) & 1 for half q."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     halves = 2 * _ws_tiles(M, N, ROWS, 2 * HALF)
     for q in range(halves):
-        if q >= 3:
-            _ws_store_half(descs, tile_bufs, epi_empty, q - 3, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2)
+        if q >= RING:
+            _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
         t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
-        mbarrier.expect(epi_ready.index(q % 3), HALF_BYTES)
-        _fetch_tile(tile_descs, tile_bufs, q % 3, om, on + (q % 2) * HALF, epi_ready.index(q % 3), HAS_S0, HAS_S1,
-                    HAS_S2, HALVES=1)
-    for i in gl.static_range(3):  # the last three halves
-        if halves - 3 + i >= 0:
-            _ws_store_half(descs, tile_bufs, epi_empty, halves - 3 + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2)
+        mbarrier.expect(epi_ready.index(q % RING), HALF_BYTES)
+        _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, epi_ready.index(q % RING), HAS_S0,
+                    HAS_S1, HAS_S2, HALVES=1)
+    for i in gl.static_range(RING):  # the last RING halves
+        if halves - RING + i >= 0:
+            _ws_store_half(descs, tile_bufs, epi_empty, halves - RING + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
+                           RING)
 
 
 @gluon.jit
 def _ws_store_half(descs, tile_bufs, epi_empty, q, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, RING: gl.constexpr):
     """The tile ring's half ``q`` stored once its consumer has written it, and read by the TMA
-    before its buffer takes half q + 3 (``_ws_store_fill``'s rule for a half)."""
+    before its buffer takes half q + RING (``_ws_store_fill``'s rule for a half)."""
     ROWS: gl.constexpr = descs[0].block_type.shape[1]
     HALF: gl.constexpr = descs[1].block_type.shape[1]
     t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
-    mbarrier.wait(epi_empty.index(q % 3), (q // 3) & 1)
-    _store_tile(descs[2], tile_bufs, q % 3, om, on + (q % 2) * HALF, HAS_S0, HAS_S1, HAS_S2, HALVES=1)
+    mbarrier.wait(epi_empty.index(q % RING), (q // RING) & 1)
+    _store_tile(descs[2], tile_bufs, q % RING, om, on + (q % 2) * HALF, HAS_S0, HAS_S1, HAS_S2, HALVES=1)
     tma.store_wait(pendings=0)
 
 
@@ -768,14 +771,14 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             if PASSES == 2:
                 total += acc_c + acc_d
             gl.atomic_add(sumsq_ptr, gl.sum(gl.sum(total, axis=1), axis=0), sem=TELEMETRY_SEM)
-        elif TILE_RING:  # the unit's halves q, q + 1 in the ring's buffers q % 3, (q + 1) % 3
+        elif TILE_RING:  # the unit's halves q, q + 1 in the ring's buffers q % TILE_RING, (q + 1) % TILE_RING
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
             q = 2 * u
-            mbarrier.wait(epi_ready.index(q % 3), (q // 3) & 1)
+            mbarrier.wait(epi_ready.index(q % TILE_RING), (q // TILE_RING) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _rule_on_tile(acc_a, acc_b, 0, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
                           grad_scale_ptr, finite, (epi_ready, epi_empty, q), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
-                          HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, True)
+                          HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
         else:
             # buffer fill j * PASSES + p holds pass p's weight and states
@@ -829,14 +832,14 @@ def gluon_ws_fused_step_kernel(
     # PDL: launched as a programmatic dependent launch (``PDL``; the launch's own option must match).
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
-    # TILE_RING: ping-pong through a ring of three column-half tile buffers (``_ws_fetch_halves``).
+    # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    TILE_SLOTS: gl.constexpr = 3 if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
+    TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
     tile_bufs = _allocate_tiles(tile_descs, TILE_SLOTS, HAS_S0, HAS_S1, HAS_S2)
-    TILE_BARS: gl.constexpr = 3 if TILE_RING else 2  # a ring buffer's, or a consumer's
+    TILE_BARS: gl.constexpr = TILE_RING if TILE_RING else 2  # a ring buffer's, or a consumer's
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [TILE_BARS, 1], mbarrier.MBarrierLayout())
@@ -906,7 +909,7 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     half = cfg.block_m // cfg.row_blocks * cfg.block_n // 2  # a column half of one consumer's buffer
     half_bytes = half * (state.store.weight_dtype.itemsize
                          + sum(s.data.element_size() for s in state.slots if s is not None))
-    halves = 3 if cfg.tile_ring else 2 * cfg.epilogue_stages
+    halves = cfg.tile_ring or 2 * cfg.epilogue_stages
     return cfg.smem_bytes(2) + halves * half_bytes <= SMEM_LIMIT
 
 

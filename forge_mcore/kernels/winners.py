@@ -43,8 +43,10 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
         cell = row[f.name]
         if f.name == "maxnreg":
             values[f.name] = int(cell) if cell else None
-        elif f.name in ("prefetch", "fast_division", "tile_ring"):
+        elif f.name in ("prefetch", "fast_division"):
             values[f.name] = cell == "True"
+        elif f.name == "tile_ring":
+            values[f.name] = _tile_ring(cell)
         elif f.name == "kernel":
             values[f.name] = cell or "triton"
         elif f.name == "tile_fill":
@@ -52,6 +54,12 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
         else:
             values[f.name] = int(cell)
     return TileConfig(**values)
+
+
+def _tile_ring(cell: str) -> int:
+    """A ``tile_ring`` cell: a buffer count, or a boolean as written before session 27 (True: three)."""
+    legacy = {"True": 3, "False": 0, "": 0}
+    return legacy[cell] if cell in legacy else int(cell)
 
 
 Winner = tuple[str, tuple[str, ...], TileConfig, float]  # device, key cells, config, measured ms

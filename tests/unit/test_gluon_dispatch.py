@@ -174,7 +174,7 @@ def test_fast_division_is_a_gluon_choice_that_a_winners_row_keeps():
 def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
     from forge_mcore.kernels import winners
 
-    ring6, ring7 = WS.replaced("tile_ring=True,num_stages=6"), WS.replaced("tile_ring=True,num_stages=7")
+    ring6, ring7 = WS.replaced("tile_ring=3,num_stages=6"), WS.replaced("tile_ring=3,num_stages=7")
     # AdamW bf16: 6 slabs of (64 + 128) x 64 x 2 B (144 KB) + 3 halves of 64x64 x 6 B (72 KB) = 216 KB;
     # a buffer per consumer (96 KB) leaves room for five slabs only
     assert gluon_wgrad.applies(ring6, _state(), BF16, None, True, True)
@@ -183,11 +183,21 @@ def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
     # 4 B per element (int8 moments; SGD-momentum's one bf16 state): 168 + 48 KB
     assert gluon_wgrad.applies(ring7, _state(codec="int8"), BF16, None, True, True)
     assert gluon_wgrad.applies(ring7, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True)
+    # two buffers: seven slabs beside AdamW's bf16 moments (168 + 48 KB), eight with 4 B (192 + 32 KB)
+    two7, two8 = WS.replaced("tile_ring=2,num_stages=7"), WS.replaced("tile_ring=2,num_stages=8")
+    assert gluon_wgrad.applies(two7, _state(), BF16, None, True, True)
+    assert not gluon_wgrad.applies(two8, _state(), BF16, None, True, True)
+    assert gluon_wgrad.applies(two8, _state(codec="int8"), BF16, None, True, True)
     assert not ring7.triton_geometry.tile_ring
-    for bad in ("tile_ring=True,tile_fill=lsu", "tile_ring=True,kernel=gluon_tall,block_m=128"):
+    for bad in ("tile_ring=3,tile_fill=lsu", "tile_ring=3,kernel=gluon_tall,block_m=128", "tile_ring=1",
+                "tile_ring=4", "tile_ring=True"):
         with pytest.raises(ValueError, match="tile_ring"):
             WS.replaced(bad)
-    row = winners.config_to_row(ring6)
-    assert row["tile_ring"] == "True" and winners._config_from_row(row) == ring6
-    del row["tile_ring"]  # a file written before the field
-    assert winners._config_from_row(row) == WS.replaced("num_stages=6")
+    for cfg in (ring6, two7):
+        row = winners.config_to_row(cfg)
+        assert row["tile_ring"] == str(cfg.tile_ring) and winners._config_from_row(row) == cfg
+    # written before the field, and as the boolean it was in session 26 (True: three buffers)
+    assert winners._config_from_row({**row, "tile_ring": "True", "num_stages": "6"}) == ring6
+    assert winners._config_from_row({**row, "tile_ring": "False"}) == WS.replaced("num_stages=7")
+    del row["tile_ring"]
+    assert winners._config_from_row(row) == WS.replaced("num_stages=7")
