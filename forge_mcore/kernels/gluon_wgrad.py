@@ -358,16 +358,16 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
                FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr, NONNEG_S1: gl.constexpr,
                NONNEG_S2: gl.constexpr, TILE_RING: gl.constexpr):
     """The rule on column half ``h`` of the unit at (om, on): in buffer ``base + h``, or with a TILE_RING
-    of buffers in the ring's buffer of the program's half ``q + h`` (tile_ring: its (ready, written)
-    barriers and q), waited for (the first half: by the caller), ruled on where ``finite`` and handed back written
+    of buffers in the ring's buffer of the program's half ``q + h`` (tile_ring: the ring's ready and
+    written barriers, q, and the consumer: ``_ring_ready``), waited for (the first half: by the caller), ruled on where ``finite`` and handed back written
     (the tile producer stores it and refills the buffer: ``_ws_fetch_halves``). Without the ring the
     caller checks ``finite`` and hands the whole unit back."""
     HALF: gl.constexpr = acc.shape[1]
     M, N, NB, scales = codec
     if TILE_RING:
-        ready, written, q = tile_ring
+        ready, written, q, consumer = tile_ring
         slot = (q + h) % TILE_RING
-        mbarrier.wait(ready.index(slot), ((q + h) // TILE_RING) & 1, pred=h > 0)
+        _ring_ready(ready, q + h, consumer, TILE_RING, pred=h > 0)
         if finite:
             _step_half(acc, slot, om, on + h * HALF, tile_bufs, (M, N, NB, scales, row_scales), hyper,
                        grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES,
@@ -591,7 +591,8 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
     halves during its rule, which follows the other consumer's. Three buffers: half q - 3 is the other
     consumer's (or, for a first half, its own previous unit's second), written a turn earlier; two:
     half q - 2 is the other consumer's previous unit's, written during this unit's main loop.
-    Barriers: one ``epi_ready`` and one ``epi_empty`` per buffer, phase (q // RING) & 1 for half q."""
+    Barriers: one ``epi_empty`` per buffer (phase (q // RING) & 1 for half q: this producer waits
+    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``)."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -601,9 +602,10 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
         if q >= RING:
             _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
         t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
-        mbarrier.expect(epi_ready.index(q % RING), HALF_BYTES)
-        _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, epi_ready.index(q % RING), HAS_S0,
-                    HAS_S1, HAS_S2, HALVES=1)
+        ready = epi_ready.index((q // 2) % 2 * RING + q % RING)  # its consumer's barrier of the buffer
+        mbarrier.expect(ready, HALF_BYTES)
+        _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, ready, HAS_S0, HAS_S1, HAS_S2,
+                    HALVES=1)
     for i in gl.static_range(RING):  # the last RING halves
         if halves - RING + i >= 0:
             _ws_store_half(descs, tile_bufs, epi_empty, halves - RING + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
@@ -670,6 +672,24 @@ def _hand_back(written):
     fence_async_shared()
     _cta_barrier()
     mbarrier.arrive(written, count=1)
+
+
+@gluon.jit
+def _ring_ready(epi_ready, q, consumer, RING: gl.constexpr, pred=True):
+    """Wait until the tile ring's half ``q`` (``consumer``'s) is in its buffer. Each consumer has a
+    ready barrier per buffer: on one the consumers share, a consumer could reach its wait while the
+    buffer's previous fill, the other consumer's, is still in flight, and that barrier's parity
+    would already read as this fill's (two of three halves, and every half of a two-buffer ring,
+    follow the other consumer's in their buffer). On its own barrier a consumer's previous fill is
+    one it has consumed. Its k-th half (k = 2 j + h, of its j-th unit) is its fill number n of
+    buffer q % RING, where n = j with two buffers; with three, n's parity is bit k % 6 of
+    0b110100 (each buffer takes two of its halves every three units)."""
+    k = (q // 4) * 2 + q % 2
+    if RING == 2:
+        parity = (k // 2) & 1
+    else:
+        parity = (52 >> (k % 6)) & 1
+    mbarrier.wait(epi_ready.index(consumer * RING + q % RING), parity, pred=pred)
 
 
 @gluon.jit
@@ -774,10 +794,10 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         elif TILE_RING:  # the unit's halves q, q + 1 in the ring's buffers q % TILE_RING, (q + 1) % TILE_RING
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
             q = 2 * u
-            mbarrier.wait(epi_ready.index(q % TILE_RING), (q // TILE_RING) & 1)
+            _ring_ready(epi_ready, q, CONSUMER, TILE_RING)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _rule_on_tile(acc_a, acc_b, 0, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
-                          grad_scale_ptr, finite, (epi_ready, epi_empty, q), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
+                          grad_scale_ptr, finite, (epi_ready, epi_empty, q, CONSUMER), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
                           HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
         else:
@@ -839,17 +859,20 @@ def gluon_ws_fused_step_kernel(
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
     TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
     tile_bufs = _allocate_tiles(tile_descs, TILE_SLOTS, HAS_S0, HAS_S1, HAS_S2)
-    TILE_BARS: gl.constexpr = TILE_RING if TILE_RING else 2  # a ring buffer's, or a consumer's
+    # a consumer's buffer's, or a ring buffer's: written ones, and ready ones per consumer (``_ring_ready``)
+    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else 2
+    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else 2
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    epi_ready = gl.allocate_shared_memory(gl.int64, [TILE_BARS, 1], mbarrier.MBarrierLayout())
-    epi_empty = gl.allocate_shared_memory(gl.int64, [TILE_BARS, 1], mbarrier.MBarrierLayout())
+    epi_ready = gl.allocate_shared_memory(gl.int64, [READY_BARS, 1], mbarrier.MBarrierLayout())
+    epi_empty = gl.allocate_shared_memory(gl.int64, [EMPTY_BARS, 1], mbarrier.MBarrierLayout())
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=2 if COOPERATIVE else 1)  # cooperative: both read a slab
-    for i in gl.static_range(TILE_BARS):
+    for i in gl.static_range(READY_BARS):
         mbarrier.init(epi_ready.index(i), count=32 if TILE_LSU else 1)  # LSU: each producer thread arrives
+    for i in gl.static_range(EMPTY_BARS):
         mbarrier.init(epi_empty.index(i), count=1)
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
