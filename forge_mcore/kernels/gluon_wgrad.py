@@ -359,9 +359,10 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
                NONNEG_S2: gl.constexpr, TILE_RING: gl.constexpr):
     """The rule on column half ``h`` of the unit at (om, on): in buffer ``base + h``, or with a TILE_RING
     of buffers in the ring's buffer of the program's half ``q + h`` (tile_ring: the ring's ready and
-    written barriers, q, and the consumer: ``_ring_ready``), waited for (the first half: by the caller), ruled on where ``finite`` and handed back written
-    (the tile producer stores it and refills the buffer: ``_ws_fetch_halves``). Without the ring the
-    caller checks ``finite`` and hands the whole unit back."""
+    written barriers, q, and the consumer: ``_ring_ready``), waited for (the first half: by the
+    caller), ruled on where ``finite`` and handed back written (the tile producer stores it and
+    refills the buffer: ``_ws_fetch_halves``). Without the ring the caller checks ``finite`` and
+    hands the whole unit back."""
     HALF: gl.constexpr = acc.shape[1]
     M, N, NB, scales = codec
     if TILE_RING:
@@ -797,8 +798,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             _ring_ready(epi_ready, q, CONSUMER, TILE_RING)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _rule_on_tile(acc_a, acc_b, 0, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
-                          grad_scale_ptr, finite, (epi_ready, epi_empty, q, CONSUMER), UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2,
-                          HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
+                          grad_scale_ptr, finite, (epi_ready, epi_empty, q, CONSUMER), UPDATE, VARIANT, HAS_S0,
+                          HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1,
+                          NONNEG_S2, TILE_RING)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
         else:
             # buffer fill j * PASSES + p holds pass p's weight and states

@@ -108,27 +108,31 @@ def test_report_and_winners_take_the_swept_best_of_current_configs(tmp_path):
 
 def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(tmp_path):
     """Issue #3's targets from two calls' CSVs: "no slower" at 0.97, main loop at 85%, floor at
-    60% (int8 not in the floor target), and int8 against the bf16 cell of its own call only."""
+    60% (int8 not in the floor target), and int8 against the bf16 step timed beside it in its own
+    cell, or (CSVs before that column) against the bf16 cell of its own call only."""
     import csv
     from dataclasses import asdict
 
     from forge_mcore.bench.kernel import acceptance
 
-    def call(name, cells):
+    def call(name, cells, twins=None):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "ceilings.json").write_text('{"copy_gbps": 4000.0, "bf16_tflops": 800.0}')
         fields = ["shape", "bt", "arm", "forge_ms", "baseline_ms", "pct_floor", "speedup", "mainloop_eff",
-                  "mainloop_ms", "floor_ms", "bytes_moved", "config"]
+                  "mainloop_ms", "floor_ms", "bytes_moved", "config"] + (["bf16_ms"] if twins else [])
         with open(folder / "kernel.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
             for shape, bt, arm, forge_ms, speedup, mainloop, floor in cells:
                 # bytes: 4 MB of weight and states (1 µs at 4,000 GB/s) beside dY and X
-                w.writerow(dict(shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=forge_ms * speedup,
-                                pct_floor=floor, speedup=speedup, mainloop_eff=mainloop, mainloop_ms=forge_ms / 2,
-                                floor_ms=1.0, bytes_moved=4_000_000 + 2 * bt * sum(map(int, shape.split("x"))),
-                                config=str(asdict(CONFIGS[0]))))
+                row = dict(shape=shape, bt=bt, arm=arm, forge_ms=forge_ms, baseline_ms=forge_ms * speedup,
+                           pct_floor=floor, speedup=speedup, mainloop_eff=mainloop, mainloop_ms=forge_ms / 2,
+                           floor_ms=1.0, bytes_moved=4_000_000 + 2 * bt * sum(map(int, shape.split("x"))),
+                           config=str(asdict(CONFIGS[0])))
+                if twins:
+                    row["bf16_ms"] = twins.get((shape, bt, arm), "")  # (a grid's other arms: empty)
+                w.writerow(row)
         return str(folder / "kernel.csv")
 
     a = call("a", [("4096x4096", 4096, "adamw-bf16", 1.00, 0.96, 86.0, 70.0),
@@ -148,6 +152,14 @@ def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(
     # and the L2 cap: 50 µs x (1 + 4 MB / the 128 x 128 tiles' 268 MB of slab reads), below the 1 ms floor
     assert "| 4096x4096 | 512 | adamw-bf16 | 100.0 | 50.0 | 1.0 | 51.0 | 1.96 | 50.7 | 100% |" in table
     assert "| 4096x4096 | 4096 |" not in table.split("\n\n")[1]
+    assert "int8 against bf16: 0 of 2 cells with the bf16 step timed beside them" in table
+    # a call whose int8 cells timed the bf16 step beside them: that time, not the bf16 cell's (0.10 ms)
+    c = call("c", [("4096x4096", 512, "adamw-bf16", 0.10, 1.30, 95.0, 61.0),
+                   ("4096x4096", 512, "adamw-int8", 0.20, 1.10, 95.0, 30.0)],
+             twins={("4096x4096", 512, "adamw-int8"): 0.196})
+    table = acceptance([c])
+    assert "| BT ≤ 1024: int8 no slower than bf16 (bf16 time ÷ int8 time) | adamw-int8 | 1 of 1 | 0.98–0.98× |" in table
+    assert "int8 against bf16: 1 of 1 cells with the bf16 step timed beside them" in table
 
 
 def test_a_sweep_with_no_configs_to_time_fails_before_measuring(monkeypatch, tmp_path, capsys):
