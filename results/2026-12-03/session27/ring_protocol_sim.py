@@ -1,62 +1,69 @@
-# brute-force: per-consumer ready barrier phase of consumer c's k-th half in ring R
+"""A model of the tile ring's protocol (gluon_wgrad._ws_fetch_halves, _ring_ready), session 27.
+
+One producer issues fills of column halves q = 0, 1, ... in order (half q into buffer q % R once
+half q - R is written), fills complete in random order, and two consumers take their units' halves
+in order (consumer c: units c, c + 2, ...; its k-th half is q = 4 (k // 2) + 2 c + k % 2). Ready
+barriers follow mbarrier parity semantics: a wait on parity P passes while the barrier's completed
+phase count m has m & 1 != P. The model asserts that a consumer passing its wait finds its own
+half in the buffer.
+
+    python results/2026-12-03/session27/ring_protocol_sim.py
+
+prints, for R = 2 and 3, whether a ready barrier shared by the consumers (session 26: parity of
+q // R) aliases, and that one barrier per consumer and buffer (_ring_ready's parity) never does.
+"""
 import random
-def phase_formula(k,R):
-    return (k//2)&1 if R==2 else (52>>(k%6))&1
-for R in (2,3):
-    for c in (0,1):
-        cnt={}
-        for k in range(200):
-            j,h=divmod(k,2); q=4*j+2*c+h; s=q%R
-            n=cnt.get(s,0); cnt[s]=n+1
-            assert (n&1)==phase_formula(k,R),(R,c,k)
-print("formula ok")
-# random-timing simulation of the protocol with mbarrier parity semantics
-class Bar:
-    def __init__(s): s.m=0  # completed phases
-    def ok(s,P): return (s.m&1)!=P
-def sim(R,units,seed):
-    rnd=random.Random(seed)
-    ready=[Bar() for _ in range(2*R)]; empty=[Bar() for _ in range(R)]
-    buf=[None]*R
-    halves=2*units
-    # producer program: for q: if q>=R: wait empty[(q-R)%R] parity ((q-R)//R)&1, store; fill q (completes later)
-    prod_q=0; prod_state='store' ; pending=[]  # pending fills (q, time)
-    cons=[dict(k=0,state='wait') for _ in range(2)]
-    stored=set(); t=0; order_turn=0
-    seen=[]
-    while True:
-        t+=1
-        acts=[]
-        # complete pending fills randomly
-        for f in list(pending):
-            if rnd.random()<0.3:
-                q=f; c=(q//2)%2; buf[q%R]=q; ready[c*R+q%R].m+=1; pending.remove(f)
-        # producer
-        if prod_q<halves:
-            q=prod_q
-            if q>=R:
-                p=q-R
-                if p not in stored:
-                    if empty[p%R].ok((p//R)&1):
-                        stored.add(p)
-                if p in stored:
-                    pending.append(q); prod_q+=1
-            else:
-                pending.append(q); prod_q+=1
-        # consumers
-        for c in (0,1):
-            st=cons[c]; k=st['k']; j,h=divmod(k,2); u=2*j+c
-            if u>=units: continue
-            q=4*j+2*c+h; s=q%R
-            if rnd.random()<0.5 and ready[c*R+s].ok(phase_formula(k,R)):
-                assert buf[s]==q, ("alias",R,c,k,q,buf[s])
-                empty[s].m+=1; st['k']+=1
-        if all(2*((cons[c]['k'])//2)*1>=0 for c in (0,1)) and all((2*(cons[c]['k']//2)+c)>=units for c in (0,1)):
-            break
-        if t>100000: raise SystemExit("deadlock %s"%R)
-    return True
-for R in (2,3):
-    for seed in range(300):
-        for units in (1,2,3,5,8):
-            sim(R,units,seed)
-print("sim ok")
+
+
+def ring_parity(k: int, ring: int) -> int:
+    """_ring_ready's parity for a consumer's k-th half."""
+    return (k // 2) & 1 if ring == 2 else (0b110100 >> (k % 6)) & 1
+
+
+def simulate(ring: int, units: int, seed: int, per_consumer: bool) -> None:
+    rnd = random.Random(seed)
+    ready = [0] * (2 * ring)  # completed phases per barrier
+    written = [0] * ring
+    buffer = [None] * ring
+    pending, stored, issued = [], set(), 0
+    taken = [0, 0]  # halves each consumer has taken
+    for _ in range(200_000):
+        for q in list(pending):  # fills complete in any order
+            if rnd.random() < 0.3:
+                pending.remove(q)
+                buffer[q % ring] = q
+                ready[((q // 2) % 2) * ring + q % ring if per_consumer else q % ring] += 1
+        if issued < 2 * units:  # the producer: store half issued - R once written, then fill
+            q, prev = issued, issued - ring
+            if prev >= 0 and prev not in stored and written[prev % ring] & 1 != (prev // ring) & 1:
+                stored.add(prev)
+            if prev < 0 or prev in stored:
+                pending.append(q)
+                issued += 1
+        for c in (0, 1):
+            k = taken[c]
+            if 2 * (k // 2) + c >= units or rnd.random() < 0.5:
+                continue
+            q = 4 * (k // 2) + 2 * c + k % 2
+            bar = c * ring + q % ring if per_consumer else q % ring
+            parity = ring_parity(k, ring) if per_consumer else (q // ring) & 1
+            if ready[bar] & 1 != parity:
+                assert buffer[q % ring] == q, f"consumer {c} passed its wait for half {q} on half {buffer[q % ring]}"
+                written[q % ring] += 1
+                taken[c] += 1
+        if all(2 * (taken[c] // 2) + c >= units for c in (0, 1)):
+            return
+    raise RuntimeError("deadlock")
+
+
+if __name__ == "__main__":
+    for per_consumer in (False, True):
+        for ring in (2, 3):
+            try:
+                for seed in range(300):
+                    for units in (1, 2, 3, 5, 8):
+                        simulate(ring, units, seed, per_consumer)
+                verdict = "no alias in 1500 random runs"
+            except AssertionError as e:
+                verdict = f"aliases: {e}"
+            print(f"{'per-consumer' if per_consumer else 'shared'} ready barriers, {ring} buffers: {verdict}")
