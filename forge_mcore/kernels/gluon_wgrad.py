@@ -689,7 +689,7 @@ def _ring_ready(epi_ready, q, consumer, RING: gl.constexpr, pred=True):
     if RING == 2:
         parity = (k // 2) & 1
     else:
-        parity = (52 >> (k % 6)) & 1
+        parity = (0b110100 >> (k % 6)) & 1
     mbarrier.wait(epi_ready.index(consumer * RING + q % RING), parity, pred=pred)
 
 
