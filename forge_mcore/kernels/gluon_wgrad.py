@@ -712,6 +712,24 @@ def _hand_back(written):
     mbarrier.arrive(written, count=1)
 
 
+@triton.constexpr_function
+def ring_parity_bits(ring):
+    """For a tile ring of ``ring`` buffers: bit k (k < 2 ring) is the parity of a consumer's k-th half's
+    fill count on the consumer's own ready barrier of that half's buffer (``_ring_ready``), and the
+    pattern repeats every 2 ring halves. A consumer's k-th half is the program's half
+    q = 4 (k // 2) + 2 c + k % 2 (its units are c, c + 2, ...), in buffer q % ring; the consumer c
+    only relabels the buffers, so the counts are consumer 0's. (Two buffers: 0b1100, the unit's
+    parity; three: 0b110100.)"""
+    counts, bits = [0] * ring, 0
+    for k in range(2 * ring):
+        buffer = (4 * (k // 2) + k % 2) % ring
+        bits |= (counts[buffer] & 1) << k
+        counts[buffer] += 1
+    # every buffer takes an even number of a period's halves, so the next period's parities repeat
+    assert all(n % 2 == 0 for n in counts), f"a ring of {ring} buffers has no period of 2 x {ring} halves"
+    return bits
+
+
 @gluon.jit
 def _ring_ready(epi_ready, q, consumer, RING: gl.constexpr, pred=True):
     """Wait until the tile ring's half ``q`` (``consumer``'s) is in its buffer. Each consumer has a
@@ -719,15 +737,11 @@ def _ring_ready(epi_ready, q, consumer, RING: gl.constexpr, pred=True):
     buffer's previous fill, the other consumer's, is still in flight, and that barrier's parity
     would already read as this fill's (two of three halves, and every half of a two-buffer ring,
     follow the other consumer's in their buffer). On its own barrier a consumer's previous fill is
-    one it has consumed. Its k-th half (k = 2 j + h, of its j-th unit) is its fill number n of
-    buffer q % RING, where n = j with two buffers; with three, n's parity is bit k % 6 of
-    0b110100 (each buffer takes two of its halves every three units)."""
+    one it has consumed (tests/unit/test_tile_ring_protocol.py models both). Its k-th half (k = 2 j + h,
+    of its j-th unit) waits on its fill count's parity there (``ring_parity_bits``)."""
+    BITS: gl.constexpr = ring_parity_bits(RING)
     k = (q // 4) * 2 + q % 2
-    if RING == 2:
-        parity = (k // 2) & 1
-    else:
-        parity = (0b110100 >> (k % 6)) & 1
-    mbarrier.wait(epi_ready.index(consumer * RING + q % RING), parity, pred=pred)
+    mbarrier.wait(epi_ready.index(consumer * RING + q % RING), (BITS >> (k % (2 * RING))) & 1, pred=pred)
 
 
 @gluon.jit
