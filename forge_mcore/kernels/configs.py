@@ -36,8 +36,7 @@ class TileConfig:
     # Register cap per thread (ptxas ``maxnreg``), None = the compiler's choice:
     # a lower cap fits more CTAs per SM so one tile's epilogue overlaps another's main loop.
     maxnreg: int | None = None
-    # Prefetch the epilogue's weight/state tiles into L2 before the main loop (the Triton kernel),
-    # or each next unit's a turn before its fills (a Gluon tile ring: ``_ws_fetch_halves``).
+    # Prefetch the epilogue's weight/state tiles into L2 before the main loop.
     prefetch: bool = False
     # > 1: the epilogue's two halves run as a software-pipelined loop of that depth
     # (asynchronous weight/state loads); 1: straight-line, half by half.
@@ -92,14 +91,13 @@ class TileConfig:
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
                                              or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
                                                                              else (2,))
-                                             or self.block_k not in (32, 64)
-                                             or (self.prefetch and not self.tile_ring)
+                                             or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
                              f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
                              f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
-                             f"has no register cap, and prefetches only through a tile ring: {self}")
+                             f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
     @property
     def row_blocks(self) -> int:
@@ -255,7 +253,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS).
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -269,17 +267,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 # three-deep tall ring (session 14: 0.68-0.99x the tuned configs for bf16 states, slower than
 # four-deep everywhere); tall tiles filled by cp.async (session 23: 0.52-1.01x); six-deep ping-pong rings
 # beside a buffer per consumer (4 B per element: session 26 call 4, 0.91-1.05x the winners, behind the
-# tile ring's six- and seven-deep ones in 11 of 12 cells).
-CANDIDATES: tuple[TileConfig, ...] = (
-    # The tile rings with each next unit's weight and state lines asked into L2 a turn before its
-    # fills (session 27, not yet timed): at BT 512 a unit's tile bytes take longer than its main loop
-    # and the two-half ring's fills arrive late (0.92-1.00x the three-half ring); a fill from L2 is
-    # shorter, and the prefetch holds bytes in flight without shared memory.
-    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3, prefetch=True),
-    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3, prefetch=True),
-    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2, prefetch=True),
-    TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2, prefetch=True),
-)
+# tile ring's six- and seven-deep ones in 11 of 12 cells); tile rings asking L2 for each next unit's weight
+# and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
+# 1024 x 4096 and 4096², every arm).
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

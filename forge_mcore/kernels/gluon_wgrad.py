@@ -486,7 +486,7 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PREFETCH: gl.constexpr, PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
@@ -494,8 +494,8 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
         if TILE_RING:
-            _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2,
-                             TILE_RING, PREFETCH)
+            _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2,
+                             TILE_RING)
         elif SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
@@ -584,9 +584,8 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 
 @gluon.jit
-def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr,
-                     PREFETCH: gl.constexpr):
+def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr):
     """``_ws_fetch_units`` through a tile ring of RING buffers (``TileConfig.tile_ring``, ping-pong):
     the program's column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order,
     half q into buffer q % RING once half q - RING is written and stored. Consumer c needs its unit's
@@ -594,18 +593,13 @@ def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constex
     consumer's (or, for a first half, its own previous unit's second), written a turn earlier; two:
     half q - 2 is the other consumer's previous unit's, written during this unit's main loop.
     Barriers: one ``epi_empty`` per buffer (phase (q // RING) & 1 for half q: this producer waits
-    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``).
-    PREFETCH: as a unit's first half goes in, the next unit's lines are asked into L2
-    (``_prefetch_unit_l2``), so its fills, issued a turn later, read L2 instead of HBM."""
+    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``)."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     halves = 2 * _ws_tiles(M, N, ROWS, 2 * HALF)
     for q in range(halves):
-        if PREFETCH and q % 2 == 0 and q + 2 < halves:  # (before this half's wait for its buffer)
-            t, om, on = _ws_unit(q // 2 + 1, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
-            _prefetch_unit_l2(tile_src, om, on, M, N, ROWS, 2 * HALF, HAS_S0, HAS_S1, HAS_S2)
         if q >= RING:
             _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
         t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
@@ -617,37 +611,6 @@ def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constex
         if halves - RING + i >= 0:
             _ws_store_half(descs, tile_bufs, epi_empty, halves - RING + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
                            RING)
-
-
-@gluon.jit
-def _prefetch_unit_l2(tile_src, om, on, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, HAS_S0: gl.constexpr,
-                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
-    """Ask L2 for the 128-byte lines of the ROWS x BLOCK_N unit at (om, on) in the weight and each
-    present state (``prefetch.global.L2`` from the producer warp; nothing waits on it)."""
-    ptrs, strides = tile_src  # (strides: the weight's rows', the states')
-    _prefetch_rows_l2(ptrs[0], strides[0], om, on, M, N, ROWS, BLOCK_N)
-    if HAS_S0:
-        _prefetch_rows_l2(ptrs[1], strides[1], om, on, M, N, ROWS, BLOCK_N)
-    if HAS_S1:
-        _prefetch_rows_l2(ptrs[2], strides[1], om, on, M, N, ROWS, BLOCK_N)
-    if HAS_S2:
-        _prefetch_rows_l2(ptrs[3], strides[1], om, on, M, N, ROWS, BLOCK_N)
-
-
-@gluon.jit
-def _prefetch_rows_l2(ptr, stride, om, on, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr):
-    """``_prefetch_unit_l2`` of one tensor: a row per thread of the warp, its lines in a row."""
-    LINE: gl.constexpr = 1024 // ptr.dtype.element_ty.primitive_bitwidth  # elements per 128-byte line
-    LINES: gl.constexpr = BLOCK_N // LINE if BLOCK_N >= LINE else 1
-    layout: gl.constexpr = gl.BlockedLayout([1, LINES], [32, 1], [1, 1], [1, 0])
-    cols = on + gl.arange(0, LINES, layout=gl.SliceLayout(0, layout)) * LINE
-    for b in gl.static_range(ROWS // 32):
-        rows = om + b * 32 + gl.arange(0, 32, layout=gl.SliceLayout(1, layout))
-        ok = ((rows[:, None] < M) & (cols[None, :] < N)).to(gl.int32)
-        gl.inline_asm_elementwise(
-            "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.u32 $0, 0; }", "=r,l,r",
-            [ptr + rows.to(gl.int64)[:, None] * stride + cols[None, :], ok], dtype=gl.int32, is_pure=False,
-            pack=1)
 
 
 @gluon.jit
@@ -884,8 +847,7 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PREFETCH: gl.constexpr, PDL: gl.constexpr,
-    num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -906,8 +868,7 @@ def gluon_ws_fused_step_kernel(
     # PDL: launched as a programmatic dependent launch (``PDL``; the launch's own option must match).
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
-    # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``);
-    # PREFETCH: each next unit's weight and state lines asked into L2 a turn before its fills.
+    # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -950,7 +911,7 @@ def gluon_ws_fused_step_kernel(
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PREFETCH, PDL)),
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
@@ -1041,7 +1002,6 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
-            PREFETCH=cfg.prefetch,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )

@@ -193,10 +193,6 @@ def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
                 "tile_ring=4", "tile_ring=True"):
         with pytest.raises(ValueError, match="tile_ring"):
             WS.replaced(bad)
-    # a Gluon config's L2 prefetch runs ahead of a tile ring's fills: there only
-    assert ring6.replaced("prefetch=True").prefetch
-    with pytest.raises(ValueError, match="prefetches only through a tile ring"):
-        WS.replaced("prefetch=True")
     for cfg in (ring6, two7):
         row = winners.config_to_row(cfg)
         assert row["tile_ring"] == str(cfg.tile_ring) and winners._config_from_row(row) == cfg
