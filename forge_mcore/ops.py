@@ -636,8 +636,8 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
     if os.environ.get("FORGE_AUTOTUNE", "0") != "1":
         from .kernels import winners
 
-        committed = winners.lookup(key, torch.cuda.get_device_name(dy.device))
-        if committed in candidates:  # (a Gluon winner is not one with FORGE_GLUON=0: then it tunes)
+        committed = winners.lookup(key, torch.cuda.get_device_name(dy.device), candidates)
+        if committed is not None:  # (a Gluon winner is not a candidate with FORGE_GLUON=0)
             _tuned[key, gluon] = committed
             return committed
     best = candidates[0]

@@ -3,10 +3,10 @@
 ``winners.csv`` (beside this file) holds, per device name and tuning key (see
 ``ops._tune_key``: mode, out x in, BT rounded up to a power of two, dtypes, rule,
 variant, codec, weight store), the tile config the kernel benchmark measured
-fastest in a CUDA graph over rotating buffers. ``ops`` uses a row when the
-device name and key match exactly and the config is still a candidate;
-otherwise (or with ``FORGE_AUTOTUNE=1``) it tunes. Regenerate from a benchmark
-CSV (its ``ceilings.json`` beside it names the device):
+fastest in a CUDA graph over rotating buffers. ``ops`` uses the row whose device
+name and key match if its config is still a candidate, else the nearest row's of the
+same kind (``lookup``); with none of that kind, or with ``FORGE_AUTOTUNE=1``, it tunes.
+Regenerate from a benchmark CSV (its ``ceilings.json`` beside it names the device):
 
     python -m forge_mcore.bench.kernel --winners results/DATE/kernel.csv
 """
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import csv
 import functools
+import math
 import os
+from collections.abc import Sequence
 from dataclasses import fields
 
 from .configs import TileConfig
@@ -81,9 +83,27 @@ def load(path: str, device_name: str) -> dict[tuple[str, ...], TileConfig]:
     return {cells: cfg for device, cells, cfg, _ in read(path) if device == device_name}
 
 
-def lookup(key: tuple, device_name: str) -> TileConfig | None:
-    """The committed winner for this tuning key on this device, if any."""
-    return load(WINNERS_CSV, device_name).get(key_cells(key))
+def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig]) -> TileConfig | None:
+    """The committed winner for this tuning key on this device among ``candidates`` (the configs
+    pruned for this problem): its own row's, or else the nearest row's of the same mode, dtypes,
+    rule, codec and store (out x in and BT bucket apart by the fewest doublings), so a shape or BT
+    the benchmark did not measure starts without minutes of tuning. None: nothing applies."""
+    table = load(WINNERS_CSV, device_name)
+    cells = key_cells(key)
+    if table.get(cells) in candidates:
+        return table[cells]
+
+    def kind(row: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(v for i, v in enumerate(row) if i not in _SHAPE_AT)
+
+    def doublings(row: tuple[str, ...]) -> float:
+        return sum(abs(math.log2(int(row[i]) / int(cells[i]))) for i in _SHAPE_AT)
+
+    near = sorted((doublings(row), row) for row, cfg in table.items() if kind(row) == kind(cells) and cfg in candidates)
+    return table[near[0][1]] if near else None
+
+
+_SHAPE_AT = tuple(KEY_FIELDS.index(name) for name in ("out_features", "in_features", "bt_bucket"))
 
 
 def write(rows: list[Winner], path: str | None = None) -> None:

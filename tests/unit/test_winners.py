@@ -77,6 +77,45 @@ def test_forge_gluon_0_tunes_among_the_triton_configs_only(monkeypatch, tmp_path
     assert ops._select_config(dy, w, state, None, None, operands) == cfg
 
 
+def _key(M, N, bt, rule="adamw", codec="bf16"):
+    w = torch.zeros(M, N, dtype=torch.bfloat16, device="meta")
+    state = fm.ForgeParamState.create(torch.zeros(1, 1, dtype=torch.bfloat16), rule, {}, codec, "bf16")
+    return ops._tune_key(torch.zeros(bt, 1, dtype=torch.bfloat16), w, state, None)
+
+
+def test_an_unmeasured_shape_or_bt_takes_the_nearest_winner_of_its_kind(monkeypatch, tmp_path):
+    """A key with no row of its own takes the config of the row fewest doublings away in out x in
+    and BT, among rows of the same rule and codec whose config is a candidate here; a key of a
+    kind with no row gets None (the caller tunes)."""
+    gluon = [c for c in CONFIGS if c.kernel in GLUON_KERNELS]
+    near, far, other_codec, not_candidate = gluon[0], gluon[1], gluon[2], gluon[3]
+    path = str(tmp_path / "winners.csv")
+    winners.write([("Some GPU", winners.key_cells(_key(4096, 4096, 1024)), near, 0.1),
+                   ("Some GPU", winners.key_cells(_key(1024, 4096, 16384)), far, 0.1),
+                   ("Some GPU", winners.key_cells(_key(4096, 4096, 2048, codec="int8")), other_codec, 0.1),
+                   ("Some GPU", winners.key_cells(_key(4096, 4096, 2048)), not_candidate, 0.1)], path=path)
+    monkeypatch.setattr(winners, "WINNERS_CSV", path)
+    candidates = [near, far, other_codec]
+    # BT 2000 (bucket 2048) on 4096 x 4096: its own row's config is no candidate here; 4096² at
+    # BT 1024 is one doubling away, 1024 x 4096 at 16384 five
+    assert winners.lookup(_key(4096, 4096, 2000), "Some GPU", candidates) == near
+    assert winners.lookup(_key(4096, 4096, 2000), "Some GPU", candidates + [not_candidate]) == not_candidate
+    assert winners.lookup(_key(2048, 4096, 8192), "Some GPU", candidates) == far  # 1 + 1 doublings vs 1 + 3
+    assert winners.lookup(_key(4096, 4096, 2000, codec="int8"), "Some GPU", [near, far]) is None
+    assert winners.lookup(_key(4096, 4096, 1024, rule="lion"), "Some GPU", candidates) is None
+    assert winners.lookup(_key(4096, 4096, 1024), "Other GPU", candidates) is None
+
+
+def test_a_first_step_on_an_unmeasured_bt_does_not_tune(monkeypatch, tmp_path):
+    w, state, _ = _setup(monkeypatch, tmp_path, "Some GPU")  # a winner at 1024 x 4096, BT bucket 512
+
+    def must_not_time(*args):
+        raise AssertionError("the tuner ran although a winner of the same kind was committed")
+
+    dy = torch.zeros(3000, 1024, dtype=torch.bfloat16)  # bucket 4096: no row of its own
+    assert ops._select_config(dy, w, state, None, must_not_time, None) == CONFIGS[-1]
+
+
 def test_report_and_winners_take_the_swept_best_of_current_configs(tmp_path):
     """A sweep beside the grid CSV: a faster current config replaces the grid's time in the
     report (speedup and % of floor follow it); a removed config never counts, however fast."""
