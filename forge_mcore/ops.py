@@ -457,13 +457,20 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
 
     slab_tma, tile_tma = _tma_eligible(dy, x, ops_)
 
+    def runs_as(cfg: TileConfig) -> TileConfig:
+        """The config a launch with ``cfg`` runs: itself, or where its Gluon kernel does not apply
+        (or may not run) its Triton geometry."""
+        if (cfg.kernel != "triton" and not mainloop_only and not interpreter_active() and gluon_enabled()
+                and gluon_wgrad.applies(cfg, state, dy, accum, slab_tma, tile_tma)):
+            return cfg
+        return cfg.triton_geometry
+
     def launch(cfg: TileConfig, o: _Operands, rows: int, dy_: torch.Tensor) -> None:
-        if (not mainloop_only and not interpreter_active() and gluon_enabled()
-                and gluon_wgrad.applies(cfg, state, dy_, o.accum, slab_tma, tile_tma)):
+        cfg = runs_as(cfg)
+        if cfg.kernel != "triton":
             launch_counts["gluon"] += 1
             return gluon_wgrad.launch(cfg, dy_, x, o.weight, state, o.states, hyper, o.sumsq, o.nonfinite,
                                       grad_scale, o.cache, bind=bind)
-        cfg = cfg.triton_geometry
         tiles = _TileSources(cfg, slab_tma, tile_tma, o.cache)
         tile_args, raw_args = tiles.persistent_args(o)
         args = (  # positions in _STABLE_ARGS: the weight's own objects, the same at every step
@@ -495,7 +502,7 @@ def _launch_triton(dy, x, weight, state, hyper, telemetry, accum, grad_scale, al
         return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and o.cache is not None else None
 
     if config is None:
-        config = _select_config(dy, weight, state, accum, launch, ops_)
+        config = _select_config(dy, weight, state, accum, launch, ops_, runs_as)
     return launch(config, ops_, M, dy)
 
 
@@ -622,7 +629,11 @@ def gluon_enabled() -> bool:
     return os.environ.get("FORGE_GLUON", "1") != "0"
 
 
-def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> TileConfig:
+def _select_config(dy, weight, state, accum, launch, operands: _Operands,
+                   runs_as: Callable[[TileConfig], TileConfig] = lambda cfg: cfg) -> TileConfig:
+    """A committed winner (``winners.lookup``), else the fastest candidate timed on scratch
+    operands; the tuner times each config a launch would run once (``runs_as``: Gluon configs
+    that do not apply to this step run their Triton geometry, often a config of the list)."""
     if interpreter_active():
         return INTERPRETER_CONFIG
     M, N = weight.shape
@@ -648,7 +659,7 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands) -> Til
         scratch = operands.scratch(rows)
         dy_rows = dy[:, :rows]
         timings = {}
-        for cfg in candidates:
+        for cfg in dict.fromkeys(map(runs_as, candidates)):
             try:
                 timings[cfg] = triton.testing.do_bench(
                     lambda cfg=cfg: launch(cfg, scratch, rows, dy_rows), warmup=5, rep=20, return_mode="median"

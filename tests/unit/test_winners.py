@@ -77,6 +77,21 @@ def test_forge_gluon_0_tunes_among_the_triton_configs_only(monkeypatch, tmp_path
     assert ops._select_config(dy, w, state, None, None, operands) == cfg
 
 
+def test_the_tuner_times_each_config_a_launch_runs_once(monkeypatch, tmp_path):
+    """Where the Gluon kernel does not apply (fp8 states, an fp32 master, ...) its configs run their
+    Triton geometry, several the same one or a Triton config of the list: each is timed once."""
+    w, state, dy = _setup(monkeypatch, tmp_path, "Other GPU")  # no winner on this device: it tunes
+    timed = []
+    monkeypatch.setattr("triton.testing.do_bench", lambda fn, **kw: fn() or float(len(timed)))
+    monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
+    operands = ops._Operands(w, None, [], None, None, None)
+    cfg = ops._select_config(dy, w, state, None, lambda c, *a: timed.append(c), operands,
+                             lambda c: c.triton_geometry)
+    pool = ops.prune_configs(CONFIGS, 1024, 4096, 300, 2)
+    assert timed == list(dict.fromkeys(c.triton_geometry for c in pool))
+    assert len(timed) < len(pool) and all(c.kernel == "triton" for c in timed) and cfg == timed[0]
+
+
 def _key(M, N, bt, rule="adamw", codec="bf16"):
     w = torch.zeros(M, N, dtype=torch.bfloat16, device="meta")
     state = fm.ForgeParamState.create(torch.zeros(1, 1, dtype=torch.bfloat16), rule, {}, codec, "bf16")
