@@ -6,7 +6,5 @@
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-timeout 220 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider -n 14 \
-  -k "ring" -rf --tb=line -W ignore > "$OUT/tests.log" 2>&1
-echo "tests rc $?"; tail -n 1 "$OUT/tests.log"; grep FAILED "$OUT/tests.log" | head -8
+SELECT="ring" WORKERS=14 TIMEOUT=220 bash scripts/device/gluon_tests.sh
 WARM_TIMEOUT=120 bash results/2026-12-03/session27/next/call3.sh

@@ -5,7 +5,5 @@
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-timeout 150 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider -n 14 \
-  -k "ring2 or ring3" -rf --tb=line -W ignore > "$OUT/tests.log" 2>&1
-echo "tests rc $?"; tail -n 1 "$OUT/tests.log"; grep FAILED "$OUT/tests.log" | head -8
+SELECT="ring2 or ring3" WORKERS=14 TIMEOUT=150 bash scripts/device/gluon_tests.sh
 GRID_TIMEOUT=${GRID_TIMEOUT:-260} bash results/2026-12-01/session15/call4.sh

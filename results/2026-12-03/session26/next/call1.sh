@@ -7,7 +7,5 @@
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-timeout 200 python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider -n 14 \
-  -k "ring and every_rule" -rf --tb=line -W ignore > "$OUT/tests.log" 2>&1
-echo "tests rc $?"; tail -n 3 "$OUT/tests.log"; grep FAILED "$OUT/tests.log" | head -8
+SELECT="ring and every_rule" WORKERS=14 TIMEOUT=200 bash scripts/device/gluon_tests.sh
 GRID_TIMEOUT=280 bash results/2026-12-01/session15/call4.sh
