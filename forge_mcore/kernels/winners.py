@@ -83,6 +83,10 @@ def load(path: str, device_name: str) -> dict[tuple[str, ...], TileConfig]:
     return {cells: cfg for device, cells, cfg, _ in read(path) if device == device_name}
 
 
+# where a key's shape and BT bucket sit (the rest of a key is its kind)
+_SHAPE_AT = tuple(KEY_FIELDS.index(name) for name in ("out_features", "in_features", "bt_bucket"))
+
+
 def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig]) -> TileConfig | None:
     """The committed winner for this tuning key on this device among ``candidates`` (the configs
     pruned for this problem): its own row's, or else the nearest row's of the same mode, dtypes,
@@ -102,8 +106,6 @@ def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig]) -> Ti
     near = sorted((doublings(row), row) for row, cfg in table.items() if kind(row) == kind(cells) and cfg in candidates)
     return table[near[0][1]] if near else None
 
-
-_SHAPE_AT = tuple(KEY_FIELDS.index(name) for name in ("out_features", "in_features", "bt_bucket"))
 
 
 def write(rows: list[Winner], path: str | None = None) -> None:
