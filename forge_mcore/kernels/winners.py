@@ -107,7 +107,6 @@ def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig]) -> Ti
     return table[near[0][1]] if near else None
 
 
-
 def write(rows: list[Winner], path: str | None = None) -> None:
     """Rows of (device name, key cells, config, measured ms), sorted for stable diffs."""
     table = [{"device": device, **dict(zip(KEY_FIELDS, cells)), **config_to_row(cfg), "forge_ms": f"{ms:.5f}"}
