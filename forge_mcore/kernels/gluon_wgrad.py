@@ -40,6 +40,7 @@ from ..codecs.blockwise import int8_decode, int8_encode
 from ..rules.base import load_hyper
 from .configs import GLUON_KERNELS
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
+from .tl_bits import bf16_to_f32
 
 # Gluon ops that later Tritons renamed (3.6's names; 3.7 renamed the barrier, 3.9 the TMA copies
 # and dropped the old names): the kernel runs on each.
@@ -69,7 +70,7 @@ def _widen(x):
     if x.dtype == gl.float32:
         return x
     else:
-        return x.to(gl.float32)
+        return bf16_to_f32(x)
 
 
 # Programmatic dependent launch (PDL): launched with it, the kernel may start while the stream's
@@ -269,7 +270,9 @@ def _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr):
     """Guard + telemetry, one sum of g^2 (of the unscaled gradient): whether the tile is finite;
     a finite tile adds its sum to the telemetry, a non-finite one counts itself. The adds are
     relaxed (``TELEMETRY_SEM``: ``fused_wgrad`` says why)."""
-    tile_sumsq = gl.sum(gl.sum(acc_a * acc_a + acc_b * acc_b, axis=1), axis=0)
+    # (a sum per half: each thread's squares then accumulate as one fma apiece, where the sum of
+    # a_ij^2 + b_ij^2 takes a multiply, an fma and an add per pair)
+    tile_sumsq = gl.sum(gl.sum(acc_a * acc_a, axis=1) + gl.sum(acc_b * acc_b, axis=1), axis=0)
     finite = tile_sumsq < float("inf")
     if finite:
         gl.atomic_add(sumsq_ptr, tile_sumsq, sem=TELEMETRY_SEM)

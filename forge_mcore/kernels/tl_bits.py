@@ -155,11 +155,14 @@ def one_if_positive(x):
 
 @triton.jit
 def bf16_to_f32(x):
-    """Widen a bf16 tile to fp32 exactly (subnormals included)."""
+    """Widen a bf16 tile to fp32 exactly (subnormals included). Compiled, on the pair of bf16 a
+    register holds: one shift and one mask, where ``x.to(tl.float32)`` unpacks the pair first (a
+    byte permute for the upper element, then a shift: 1.5 instructions per element against 1)."""
     if INTERPRETING:
         return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
     else:
-        return x.to(tl.float32)
+        return tl.inline_asm_elementwise("shl.b32 $0, $2, 16; and.b32 $1, $2, 0xFFFF0000;", "=r,=r,r", [x],
+                                         dtype=tl.float32, is_pure=True, pack=2)
 
 
 @triton.jit
