@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..kernels.tl_bits import div, sqrt
+from ..kernels.tl_bits import IEEE_MATH, div, sqrt
 from .base import Rule, StateSpec, register
 
 AMSGRAD = 1
@@ -33,8 +33,12 @@ def _adam_step(g, w, s0, s1, s2, h, VARIANT: tl.constexpr, DECOUPLED: tl.constex
         v = s2
     else:
         v = s1
-    denom = div(sqrt(v), h[7]) + h[5]
-    w = w - h[6] * div(s0, denom)
+    if IEEE_MATH:  # torch's own order, bit-faithful: lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)
+        w = w - h[6] * div(s0, div(sqrt(v), h[7]) + h[5])
+    else:
+        # the same quotient with sqrt(bc2) moved onto the per-step scalars, lr sqrt(bc2) / bc1 and
+        # eps sqrt(bc2) (Kingma & Ba's own form): one multiply per element fewer
+        w = w - (h[6] * h[7]) * div(s0, sqrt(v) + h[5] * h[7])
     return w, s0, s1, s2
 
 
