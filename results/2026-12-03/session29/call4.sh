@@ -7,6 +7,7 @@
 set -u
 export PYTHONPATH=$PWD FORGE_AUTOTUNE=0
 OUT=${OUT:-/tmp/out}
+mkdir -p $OUT/lm $OUT/tall
 ARGS="--shapes 151936x4096 --bts 1024,16384 --arms adamw-int8 --reps 10" RUN_TIMEOUT=100 \
   OUT=$OUT/lm bash scripts/device/code_ab.sh
 ARGS="--shapes 12288x4096 --bts 512 --arms adamw-bf16,adamw-int8 --reps 20" RUN_TIMEOUT=60 \
