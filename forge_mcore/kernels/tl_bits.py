@@ -3,8 +3,9 @@
 Conversions: Triton's interpreter truncates fp32 -> bf16 and flushes bf16
 subnormals to zero (triton 3.6 ``_convert_float``), while the GPU rounds to
 nearest even. Under the interpreter the conversions are written on the bits
-(exact); compiled, they are the hardware's ``cvt`` (one instruction per pair of
-elements, round-to-nearest-even: the same results). Weights and states are
+(exact); compiled, narrowing is the hardware's ``cvt`` (one instruction per pair of
+elements, round-to-nearest-even: the same results) and widening a shift and a mask
+on the register holding a pair. Weights and states are
 finite here (non-finite tiles are skipped before any store), so NaN payloads
 need no care.
 """
