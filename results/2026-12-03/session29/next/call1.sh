@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 29, not run (device time spent): the int8 rule's halves with the accumulator carried
 # through the loop (next/int8_loop_carried_half.patch; offline: int8 tall stack 96-104 -> 16-24 B, the ping-pong
-# loop 1,244 -> 1,208 instructions). Same values into the same rule, so the same bits: checked first (step_bits
+# loop -0 to -16 static instructions: scripts/compile_check.py --gluon --quick --sass). Same values into the same rule, so the same bits: checked first (step_bits
 # against the package before, the int8 GPU tests), then the int8 cells that miss int8 <= bf16, each with its bf16
 # twin, against the package before (code_ab.sh new/base/new2; RATIO needs both arms in a run: the twin is in
 # kernel.csv's bf16_ms).
