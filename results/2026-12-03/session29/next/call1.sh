@@ -11,12 +11,9 @@
 set -u
 export PYTHONPATH=$PWD FORGE_AUTOTUNE=0
 OUT=${OUT:-/tmp/out}
-steps=scripts/device/step_bits.py
-{ timeout 100 python3 $steps save ab_base /tmp/bits_base.pt && timeout 100 python3 $steps save . /tmp/bits_new.pt \
-  && timeout 60 python3 $steps compare /tmp/bits_base.pt /tmp/bits_new.pt; } > "$OUT/bits.log" 2>&1
-echo "bits rc $?"; tail -n 5 "$OUT/bits.log" | cut -c1-120
-SELECT="int8 and (at_parity or poisoned or every_codec or every_tile or accumulated)" WORKERS=12 TIMEOUT=150 \
-  bash scripts/device/gluon_tests.sh
+# the int8 GPU tests, then the bits of two AdamW steps against ab_base (scripts/device/check_tree.sh)
+TREE=. BASE=ab_base SELECT="int8 and (at_parity or poisoned or every_codec or every_tile or accumulated)" WORKERS=12 \
+  TEST_TIMEOUT=150 OUT=$OUT bash scripts/device/check_tree.sh
 mkdir -p "$OUT/ab"
 ARGS="--shapes 4096x4096,4096x12288,1024x4096 --bts 1024,4096 --arms adamw-int8 --reps 20" RUN_TIMEOUT=90 \
   OUT=$OUT/ab bash scripts/device/code_ab.sh
