@@ -333,18 +333,21 @@ def _rule_on_tile(acc_a, acc_b, base, om, on, tile_bufs, codec, row_scales_a, ro
     """The rule on both column halves (``_rule_half``; ``finite``, ``tile_ring``: the tile ring's arguments)."""
     if INT8:
         # The int8 rule is long enough to stall on instruction fetch when inlined twice: the
-        # halves as a runtime loop (one copy per consumer partition), the half's registers
-        # picked by a select. 1.12-1.25x the speed at BT <= 1024 (session 13); bf16 stays unrolled
-        # (the loop measured 0-3% slower there).
+        # halves as a runtime loop (one copy per consumer partition). 1.12-1.25x the speed at
+        # BT <= 1024 (session 13); bf16 stays unrolled (the loop measured 0-3% slower there). The
+        # second half's accumulator is moved in after the first (a loop-carried value): picking it
+        # by a select kept both halves and the selected copy live, and the tall kernels, which hold
+        # the other pass's accumulator too, spilled 96-104 B of it (16-24 B this way, session 29).
+        acc = acc_a
         for h in range(2):
             first = h == 0
-            acc = gl.where(first, acc_a, acc_b)
             row_scales = (gl.where(first, row_scales_a[0], row_scales_b[0]),
                           gl.where(first, row_scales_a[1], row_scales_b[1]),
                           gl.where(first, row_scales_a[2], row_scales_b[2]))
             _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_scale_ptr, finite, tile_ring,
                        UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION,
                        NONNEG_S0, NONNEG_S1, NONNEG_S2, TILE_RING)
+            acc = acc_b
     else:
         _rule_half(acc_a, 0, base, om, on, tile_bufs, codec, row_scales_a, hyper, grad_scale_ptr, finite, tile_ring,
                    UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION,
