@@ -1,0 +1,43 @@
+"""Session 30's numbers from its CSVs:  python results/2026-12-04/session30/compare.py
+1. call 1: the loop-carried int8 half (new, new2) against the package before it (base), per cell, with each
+   run's int8 / bf16-twin ratio (scripts/device/code_ab.sh).
+2. session 29 call 5's grid -> calls 3 and 4's grids: % of floor where BT <= 1024 misses 60%, and the int8
+   cells whose bf16 twin (timed beside them) is faster by more than 3%."""
+import csv
+import os
+import statistics
+
+S29, S30 = "results/2026-12-03/session29/", "results/2026-12-04/session30/"
+
+
+def rows(path: str) -> dict:
+    return {(r["shape"], int(r["bt"]), r["arm"]): r for r in csv.DictReader(open(path))}
+
+
+runs = {run: rows(f"{S30}call1/ab/{run}/kernel.csv") for run in ("new", "base", "new2")}
+speedups = []
+print("call 1: base / new, base / new2 (> 1: the loop-carried half faster); int8 / bf16 twin per run")
+for cell in sorted(runs["base"]):
+    base = float(runs["base"][cell]["forge_ms"])
+    pair = [base / float(runs[run][cell]["forge_ms"]) for run in ("new", "new2")]
+    speedups += pair
+    twins = " ".join(f"{float(runs[r][cell]['bf16_ms']) / float(runs[r][cell]['forge_ms']):.3f}" for r in runs)
+    print(f"  {cell[0]:>12} {cell[1]:>6}  base {base * 1e3:7.1f} us  " + " ".join(f"{x:.3f}" for x in pair)
+          + f"  twin (new base new2) {twins}")
+print(f"  median {statistics.median(speedups):.3f}, range {min(speedups):.3f}-{max(speedups):.3f}")
+
+grids = {"s29 call 5": S29 + "call5/grid/kernel.csv", "s30 call 3": S30 + "call3/grid/kernel.csv",
+         "s30 call 4": S30 + "call4/grid/kernel.csv"}
+grids = {name: rows(path) for name, path in grids.items() if os.path.exists(path)}
+print("\n% of floor (BT <= 1024; cells under 60% in any grid)  |  int8 / bf16 twin (cells under 0.97 in any)")
+print(" " * 34 + "  ".join(f"{name:>10}" for name in grids))
+first = next(iter(grids.values()))
+for cell in sorted(first, key=lambda c: (c[2], c[1], c[0])):
+    if cell[2] == "adamw-int8":
+        values = [float(g[cell]["bf16_ms"]) / float(g[cell]["forge_ms"]) for g in grids.values()]
+        if min(values) < 0.97:
+            print(f"  int8 {cell[0]:>12} {cell[1]:>6}" + " " * 10 + "  ".join(f"{v:10.3f}" for v in values))
+    elif cell[1] <= 1024:
+        values = [float(g[cell]["pct_floor"]) for g in grids.values()]
+        if min(values) < 60:
+            print(f"  {cell[2]:>10} {cell[0]:>12} {cell[1]:>5}" + " " * 5 + "  ".join(f"{v:10.1f}" for v in values))
