@@ -249,6 +249,16 @@ CONFIGS: tuple[TileConfig, ...] = (
     # the epilogue behind the other consumer's GEMM and the cooperative schedule cannot (call 2).
     TileConfig(256, 128, 32, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall"),
     TileConfig(256, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall"),
+    # The int8 winners at BT >= 4096 with the fast divisions (session 30): session 25 measured them
+    # 0.95-0.99x on tall and cooperative tiles while the int8 tall rule spilled 96-104 B; with its
+    # halves carried through the loop (16-24 B) the divisions take 5% of the int8 step kernel's
+    # static instructions off (tall 8,216 -> 7,776, cooperative 4,728 -> 4,480). No effect on
+    # other states: these compile to their twins for bf16 moments.
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall", fast_division=True),
+    TileConfig(128, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=1, kernel="gluon_tall", fast_division=True),
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_tall", fast_division=True),
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop", fast_division=True),
+    TileConfig(256, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", fast_division=True),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
