@@ -249,14 +249,14 @@ CONFIGS: tuple[TileConfig, ...] = (
     # the epilogue behind the other consumer's GEMM and the cooperative schedule cannot (call 2).
     TileConfig(256, 128, 32, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall"),
     TileConfig(256, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall"),
-    # The int8 winners at BT >= 4096 with the fast divisions (session 30): session 25 measured them
-    # 0.95-0.99x on tall and cooperative tiles while the int8 tall rule spilled 96-104 B; with its
+    # The cooperative and cooperative-tall int8 configs with the fast divisions (session 30):
+    # session 25 measured them 0.95-0.99x while the int8 tall rule spilled 96-104 B; with its
     # halves carried through the loop (16-24 B) the divisions take 5% of the int8 step kernel's
-    # static instructions off (tall 8,216 -> 7,776, cooperative 4,728 -> 4,480). No effect on
-    # other states: these compile to their twins for bf16 moments.
-    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall", fast_division=True),
-    TileConfig(128, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=1, kernel="gluon_tall", fast_division=True),
-    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_tall", fast_division=True),
+    # static instructions off. Against each twin without them in one sweep (AdamW int8, 5 shapes x
+    # BT 4096/16384, results/2026-12-04/session30/call6/): cooperative 0.98-1.04x (median 1.016x),
+    # cooperative-tall 1.01-1.07x (median 1.021x); three tall twins 0.94-1.05x (median 0.993x; the
+    # two-buffer tall kernel's stack grows 16 -> 24 B with them), so none of those. No effect on
+    # other states (bf16 moments compile to their twins).
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop", fast_division=True),
     TileConfig(256, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", fast_division=True),
 )
