@@ -205,7 +205,8 @@ CONFIGS: tuple[TileConfig, ...] = (
     # int8 rule's loop 1,237 -> 1,159 SASS instructions. Against the same config without them
     # (results/2026-12-03/session25/call1, call4: code_ab.sh, runs alternating): int8 at BT 512
     # 1.04-1.08x on 4096², 12288 x 4096, 4096 x 12288, 1024 x 4096; at BT 1024 0.97-1.01x, and on
-    # tall and cooperative tiles at BT >= 1024 0.95-0.99x (so no tall or cooperative twin).
+    # tall and cooperative tiles at BT >= 1024 0.95-0.99x (so no tall or cooperative twin then; the
+    # cooperative ones below since session 30).
     TileConfig(64, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
     # The ping-pong consumers' tiles through a ring of three column-half buffers (``tile_ring``,
     # session 26): the half unit it saves deepens the slab ring, six-deep beside AdamW's bf16
