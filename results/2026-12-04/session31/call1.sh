@@ -20,7 +20,7 @@ for cell in ${BF16_CELLS//,/ }; do
     python3 scripts/device/config_ab.py > "$OUT/bits_bf16_$cell.log" 2>&1 &
 done
 timeout ${TEST_TIMEOUT:-240} python3 -m pytest -q -m gpu tests/functional/test_kernel_gpu.py -p no:cacheprovider \
-  -k "w12" -n 6 --dist loadgroup -rf --tb=line -W ignore > "$OUT/tests.log" 2>&1
+  -k "w12 and (at_parity or poisoned or main_loop or traced or (every_rule and (adamw or lion)))" -n 8 --dist loadgroup -rf --tb=line -W ignore > "$OUT/tests.log" 2>&1
 echo "tests rc $?"; tail -n 1 "$OUT/tests.log"; grep FAILED "$OUT/tests.log" | head -8
 wait
 grep -h "^{" "$OUT"/bits_*.log; grep -h -v "^{" "$OUT"/bits_*.log | tail -n 5
