@@ -43,8 +43,7 @@ class TileConfig:
     epilogue_stages: int = 1
     # "gluon_ws": the persistent, warp-specialized Hopper kernel of ``kernels/gluon_wgrad.py``,
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
-    # other's GEMM, with a tile buffer each (epilogue_stages 2); with three (num_warps 12) a
-    # consumer's rule has two other main loops to hide behind. "gluon_coop": the same kernel
+    # other's GEMM, with a tile buffer each (epilogue_stages 2). "gluon_coop": the same kernel
     # with both consumers on one 128-row tile, a 64-row half and a tile buffer each; "gluon_tall":
     # ping-pong on 128-row tiles, each through its consumer's 64-row buffer in two passes. A tall
     # config with epilogue_stages 1 has one tile buffer that its consumers take in turn (what that
@@ -89,19 +88,14 @@ class TileConfig:
                              f"column-half tile buffers: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
-        if self.num_warps == 12 and self.kernel == "gluon_ws" and (self.tile_ring or self.tile_fill != "tma"):
-            raise ValueError(f"three consumer warpgroups (a gluon_ws config with num_warps 12) take a tile buffer "
-                             f"each, filled by TMA: tile_ring 0, tile_fill 'tma': {self}")
-        if self.kernel in GLUON_KERNELS and (self.num_warps not in ((8, 12) if self.kernel == "gluon_ws" else (8,))
-                                             or self.split_n != 2
+        if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
                                              or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
                                                                              else (2,))
                                              or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
-            raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8; ping-pong "
-                             f"may have three: 12) with a tile buffer each (epilogue_stages 2; tall ones may "
-                             f"share one: 1), is "
+            raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
+                             f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
                              f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
                              f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
@@ -118,11 +112,6 @@ class TileConfig:
         128-row ("gluon_coop_tall") half each; otherwise their main loops take turns on whole tiles
         (ping-pong)."""
         return self.kernel in ("gluon_coop", "gluon_coop_tall")
-
-    @property
-    def consumers(self) -> int:
-        """A Gluon kernel's consumer warpgroups (four warps each): two, or three in ping-pong."""
-        return self.num_warps // 4
 
     @property
     def units_per_tile(self) -> int:
@@ -148,8 +137,7 @@ class TileConfig:
         if self.kernel == "triton":
             return self
         rows, cols = self.guard_tile
-        # (eight warps for three consumers' twelve too: the Triton kernel takes powers of two)
-        return TileConfig(rows, cols, self.block_k, self.group_m, min(self.num_warps, 8), self.num_stages,
+        return TileConfig(rows, cols, self.block_k, self.group_m, self.num_warps, self.num_stages,
                           split_n=self.split_n, epilogue_stages=self.epilogue_stages)
 
     def replaced(self, fields: str) -> TileConfig:
@@ -293,13 +281,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # tile ring's six- and seven-deep ones in 11 of 12 cells); tile rings asking L2 for each next unit's weight
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
 # 1024 x 4096 and 4096², every arm).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 64, 8, 12, 3, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 12, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 64, 8, 12, 5, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
-    TileConfig(64, 128, 32, 8, 12, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws"),
-    TileConfig(64, 128, 32, 8, 12, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", fast_division=True),
-)
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

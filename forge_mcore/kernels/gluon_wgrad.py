@@ -430,21 +430,17 @@ TRACE_PHASES = gl.constexpr(len(TRACE_PHASE_NAMES))
 
 
 @gluon.jit
-def _stamp(trace_ptr, j, PHASE: gl.constexpr, CONSUMER: gl.constexpr, CONSUMERS: gl.constexpr,
-           TRACE_TILES: gl.constexpr):
+def _stamp(trace_ptr, j, PHASE: gl.constexpr, CONSUMER: gl.constexpr, TRACE_TILES: gl.constexpr):
     if TRACE_TILES > 0:
         if j < TRACE_TILES:
             now = gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=gl.int64, is_pure=False,
                                             pack=1)
-            gl.store(trace_ptr + ((gl.program_id(0) * CONSUMERS + CONSUMER) * TRACE_TILES + j) * TRACE_PHASES + PHASE,
-                     now)
+            gl.store(trace_ptr + ((gl.program_id(0) * 2 + CONSUMER) * TRACE_TILES + j) * TRACE_PHASES + PHASE, now)
 
 
-# Registers per thread of the second (and third) consumer warpgroup (setmaxnreg): with two consumer
-# warpgroups and two one-warp producers, 320 threads share the SM's 64 K registers; with three, 448
-# (3 x 128 x 160 + 64 x 40).
+# Registers per thread of the second consumer warpgroup (setmaxnreg): with two consumer
+# warpgroups and two one-warp producers, 320 threads share the SM's 64 K registers.
 WS_CONSUMER_REGS = gl.constexpr(232)
-WS_CONSUMER_REGS_THREE = gl.constexpr(160)
 # The tile producer's when it copies the tiles itself (``_fetch_tile_lsu``; 40 spill its addresses):
 # 2 x 128 x 232 + 32 x 40 + 32 x 88 registers of the 64 K.
 PRODUCER_REGS_LSU = gl.constexpr(88)
@@ -497,7 +493,7 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, CONSUMERS: gl.constexpr, PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
@@ -512,14 +508,13 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
                                    FILL_BYTES)
         else:
             _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                            COOPERATIVE, TILE_LSU, FILL_BYTES, CONSUMERS)
+                            COOPERATIVE, TILE_LSU, FILL_BYTES)
 
 
 @gluon.jit
 def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                    COOPERATIVE: gl.constexpr, TILE_LSU: gl.constexpr, FILL_BYTES: gl.constexpr,
-                    CONSUMERS: gl.constexpr):
+                    COOPERATIVE: gl.constexpr, TILE_LSU: gl.constexpr, FILL_BYTES: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -529,12 +524,12 @@ def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexp
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
     # Fill f of consumer c's buffer (its unit j's pass p: f = j * PASSES + p) goes in once c has
     # written fill f - 1 and this producer has stored it (``_ws_store_fill``). In the order the
-    # consumers need them: every consumer's first pass before any's second (a second pass
+    # consumers need them: both consumers' first passes before either's second (a second pass
     # waits for its first pass's stores); each consumer's last fill is stored after the loop.
-    for j in range(gl.cdiv(units, CONSUMERS)):
+    for j in range(gl.cdiv(units, 2)):
         for p in gl.static_range(PASSES):
-            for c in gl.static_range(CONSUMERS):
-                u = CONSUMERS * j + c
+            for c in gl.static_range(2):
+                u = 2 * j + c
                 if u < units:
                     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
                     f = j * PASSES + p
@@ -542,7 +537,7 @@ def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexp
                         _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, om + (p - 1) * ROWS, on,
                                        HAS_S0, HAS_S1, HAS_S2)
                     elif j > 0:  # or the consumer's previous unit's last pass
-                        _ws_store_unit(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, u - CONSUMERS, M, N, GROUP_M,
+                        _ws_store_unit(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, u - 2, M, N, GROUP_M,
                                        ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
                     if TILE_LSU:
                         _fetch_tile_lsu(tile_src[0], tile_src[1], tile_bufs, 2 * c, om + p * ROWS, on, M, N,
@@ -551,11 +546,11 @@ def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexp
                         mbarrier.expect(epi_ready.index(c), FILL_BYTES)
                         _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0,
                                     HAS_S1, HAS_S2)
-    for c in gl.static_range(CONSUMERS):  # each consumer's last fill
+    for c in gl.static_range(2):  # each consumer's last fill
         if units > c:
-            last = CONSUMERS * ((units - 1 - c) // CONSUMERS) + c
-            _ws_store_unit(descs, tile_bufs, epi_empty, c, (last // CONSUMERS) * PASSES + PASSES - 1, 2 * c, last,
-                           M, N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
+            last = 2 * ((units - 1 - c) // 2) + c
+            _ws_store_unit(descs, tile_bufs, epi_empty, c, (last // 2) * PASSES + PASSES - 1, 2 * c, last, M, N,
+                           GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -728,13 +723,11 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
                  TILE_RING: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr,
-                 HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, CONSUMERS: gl.constexpr, PDL: gl.constexpr,
-                 num_warps: gl.constexpr):
-    # Consumer CONSUMER (of CONSUMERS, one warpgroup each) takes this program's units CONSUMER,
-    # CONSUMER + CONSUMERS, ... Not cooperative (ping-pong), their main loops take turns in that
-    # order (``order``), so each one's rule and stores run beside the others' GEMMs; cooperative
-    # (two consumers), both run the same tile's main loop at once, on their own dY row block and
-    # the shared X slab.
+                 HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr):
+    # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
+    # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
+    # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
+    # tile's main loop at once, on their own dY row block and the shared X slab.
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
@@ -759,18 +752,18 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     _after_prior_grids(PDL)
     hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency
     codec = (M, N, NB, scales)
-    for j in range(gl.cdiv(units - CONSUMER, CONSUMERS)):
-        u = CONSUMERS * j + CONSUMER
+    for j in range(gl.cdiv(units - CONSUMER, 2)):
+        u = 2 * j + CONSUMER
         t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
-        _stamp(trace_ptr, j, 0, CONSUMER, CONSUMERS, TRACE_TILES)
+        _stamp(trace_ptr, j, 0, CONSUMER, TRACE_TILES)
         if not COOPERATIVE:
-            # the previous unit's consumer has waited for every slab before this tile's (a ring
-            # slot's barrier is then never more than one phase ahead of its waiter)
-            if CONSUMER > 0:
-                mbarrier.wait(order.index(CONSUMER - 1), j & 1)
+            # the other consumer has waited for every slab before this tile's (a ring slot's
+            # barrier is then never more than one phase ahead of its waiter)
+            if CONSUMER == 1:
+                mbarrier.wait(order.index(0), j & 1)
             else:
-                mbarrier.wait(order.index(CONSUMERS - 1), (j - 1) & 1, pred=j > 0)
-        _stamp(trace_ptr, j, 1, CONSUMER, CONSUMERS, TRACE_TILES)
+                mbarrier.wait(order.index(1), (j - 1) & 1, pred=j > 0)
+        _stamp(trace_ptr, j, 1, CONSUMER, TRACE_TILES)
         # (the main-loop-only variant reads no state: zeros)
         row_scales_a = _row_scales(scales, om, on, M, NB, ROWS, layout, HAS_S0, HAS_S1, HAS_S2,
                                    INT8 and not MAINLOOP_ONLY)
@@ -797,7 +790,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             # (cooperative: once both consumers have arrived)
             mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1, pred=k > 0)
             if k == 0 and j > 0:
-                _stamp(trace_ptr, j - 1, 5, CONSUMER, CONSUMERS, TRACE_TILES)
+                _stamp(trace_ptr, j - 1, 5, CONSUMER, TRACE_TILES)
             step += 1
         if not COOPERATIVE:
             mbarrier.arrive(order.index(CONSUMER), count=1)
@@ -811,7 +804,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
         if PASSES == 2:
             acc_c, acc_d = _column_halves(acc_bottom, layout)
         mbarrier.arrive(slab_empty.index((step + STAGES - 1) % STAGES), count=1)
-        _stamp(trace_ptr, j, 2, CONSUMER, CONSUMERS, TRACE_TILES)
+        _stamp(trace_ptr, j, 2, CONSUMER, TRACE_TILES)
 
         if MAINLOOP_ONLY:
             # the benchmark's "epilogue compiled out" arm: the unit reduced to one atomic, as in
@@ -824,17 +817,17 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
             q = 2 * u
             _ring_ready(epi_ready, q, CONSUMER, TILE_RING)
-            _stamp(trace_ptr, j, 3, CONSUMER, CONSUMERS, TRACE_TILES)
+            _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _rule_on_tile(acc_a, acc_b, 0, om, on, tile_bufs, codec, row_scales_a, row_scales_b, hyper,
                           grad_scale_ptr, finite, (epi_ready, epi_empty, q, CONSUMER), UPDATE, VARIANT, HAS_S0,
                           HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1,
                           NONNEG_S2, TILE_RING)
-            _stamp(trace_ptr, j, 4, CONSUMER, CONSUMERS, TRACE_TILES)
+            _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
         else:
             # buffer fill j * PASSES + p holds pass p's weight and states
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
             mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
-            _stamp(trace_ptr, j, 3, CONSUMER, CONSUMERS, TRACE_TILES)
+            _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
             _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, epi_empty.index(CONSUMER),
                      hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
                      MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
@@ -845,7 +838,7 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                          epi_empty.index(CONSUMER),
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
                          INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
-            _stamp(trace_ptr, j, 4, CONSUMER, CONSUMERS, TRACE_TILES)
+            _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
 
 
 @gluon.jit
@@ -861,8 +854,7 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, CONSUMERS: gl.constexpr, PDL: gl.constexpr,
-    num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
@@ -874,9 +866,8 @@ def gluon_ws_fused_step_kernel(
     # False where the rule keeps them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there).
     # FAST_DIVISION: the int8 codec's per-row divisions by div_rn's fast path (``TileConfig.fast_division``).
     # Launched with one program per SM (or fewer).
-    # num_warps: one consumer warpgroup's (CONSUMERS of them, a tile buffer each, or with SHARED_TILE
-    # one buffer the two ping-pong consumers take in turn: ``_ws_fetch_units_shared``). Three
-    # consumers: ping-pong only, a buffer each.
+    # num_warps: one consumer warpgroup's (two consumers, a tile buffer each, or with SHARED_TILE
+    # one buffer the ping-pong consumers take in turn: ``_ws_fetch_units_shared``).
     # MAINLOOP_ONLY: the same kernel with its epilogue compiled out (no weight/state loads,
     # rule or stores; each tile reduced into sumsq): the main-loop efficiency's denominator.
     # TRACE_TILES > 0: phase timestamps into trace_ptr (``_stamp``); 0: trace_ptr is unused.
@@ -889,16 +880,16 @@ def gluon_ws_fused_step_kernel(
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else (2 if SHARED_TILE else 2 * CONSUMERS)  # column halves
+    TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
     tile_bufs = _allocate_tiles(tile_descs, TILE_SLOTS, HAS_S0, HAS_S1, HAS_S2)
     # a consumer's buffer's, or a ring buffer's: written ones, and ready ones per consumer (``_ring_ready``)
-    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else CONSUMERS
-    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else CONSUMERS
+    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else 2
+    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else 2
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [READY_BARS, 1], mbarrier.MBarrierLayout())
     epi_empty = gl.allocate_shared_memory(gl.int64, [EMPTY_BARS, 1], mbarrier.MBarrierLayout())
-    order = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
+    order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(slab_ready.index(i), count=1)
         mbarrier.init(slab_empty.index(i), count=2 if COOPERATIVE else 1)  # cooperative: both read a slab
@@ -906,52 +897,29 @@ def gluon_ws_fused_step_kernel(
         mbarrier.init(epi_ready.index(i), count=32 if TILE_LSU else 1)  # LSU: each producer thread arrives
     for i in gl.static_range(EMPTY_BARS):
         mbarrier.init(epi_empty.index(i), count=1)
-    for i in gl.static_range(CONSUMERS):
+    for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
     descs = (dy_desc, x_desc, tile_descs)
     ring = (a_ring, b_ring)
     bars = (slab_ready, slab_empty, epi_ready, epi_empty, order)
     scales = (s0_scale, s1_scale, s2_scale)
     # (the worker partitions' arguments written out in the call: constexprs stay constexprs)
-    if CONSUMERS == 3:  # (ping-pong, TMA fills)
-        gl.warp_specialize([
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                            INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                            SHARED_TILE, TILE_RING,
-                            MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, CONSUMERS, PDL, num_warps)),
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                            INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                            SHARED_TILE, TILE_RING,
-                            MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, CONSUMERS, PDL, num_warps)),
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                            INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                            SHARED_TILE, TILE_RING,
-                            MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 2, CONSUMERS, PDL, num_warps)),
-            (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
-            (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
-                                 M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                                 MAINLOOP_ONLY, TILE_LSU, TILE_RING, CONSUMERS, PDL)),
-        ], [num_warps, num_warps, 1, 1], [WS_CONSUMER_REGS_THREE, WS_CONSUMER_REGS_THREE, 40, 40])
-    else:
-        gl.warp_specialize([
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                            INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                            SHARED_TILE, TILE_RING,
-                            MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, CONSUMERS, PDL, num_warps)),
-            (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
-                            M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
-                            INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                            SHARED_TILE, TILE_RING,
-                            MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, CONSUMERS, PDL, num_warps)),
-            (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
-            (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
-                                 M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                                 MAINLOOP_ONLY, TILE_LSU, TILE_RING, CONSUMERS, PDL)),
-        ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
+    gl.warp_specialize([
+        (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                        M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
+                        INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
+                        SHARED_TILE, TILE_RING,
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, PDL, num_warps)),
+        (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
+                        M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
+                        INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
+                        SHARED_TILE, TILE_RING,
+                        MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
+        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
+        (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
+                             M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PDL)),
+    ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
 # ---------------------------------------------------------------------------
@@ -987,7 +955,7 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     half = cfg.block_m // cfg.row_blocks * cfg.block_n // 2  # a column half of one consumer's buffer
     half_bytes = half * (state.store.weight_dtype.itemsize
                          + sum(s.data.element_size() for s in state.slots if s is not None))
-    halves = cfg.tile_ring or (2 * cfg.consumers if cfg.epilogue_stages == 2 else 2)
+    halves = cfg.tile_ring or 2 * cfg.epilogue_stages
     return cfg.smem_bytes(2) + halves * half_bytes <= SMEM_LIMIT
 
 
@@ -1041,9 +1009,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
-            CONSUMERS=cfg.consumers,
             PDL=PDL,
-            num_warps=cfg.num_warps // cfg.consumers,  # cfg counts every consumer's warps
+            num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
         plan = launcher.plan(constexprs, {"launch_pdl": PDL}, stable=_STABLE_ARGS if cache is not None else frozenset())
         if cache is not None:
@@ -1071,9 +1038,8 @@ def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
     units per consumer, phases] int64."""
     programs = _programs(cfg, M, N, device.index)
     tiles_per_program = -(-_tiles(cfg, M, N) // programs)
-    units_per_consumer = -(-cfg.units_per_tile * tiles_per_program // cfg.consumers)
-    return torch.zeros(programs, cfg.consumers, units_per_consumer, len(TRACE_PHASE_NAMES), dtype=torch.int64,
-                       device=device)
+    units_per_consumer = -(-cfg.units_per_tile * tiles_per_program // 2)
+    return torch.zeros(programs, 2, units_per_consumer, len(TRACE_PHASE_NAMES), dtype=torch.int64, device=device)
 
 
 # Launch arguments that are the weight's own objects at every step (its weight/state tiles,

@@ -129,7 +129,7 @@ def test_gluon_kernel_every_rule(case, codec, config):
     # the Gluon kernel is skipped only where its ring and tile buffers (one per consumer, or one
     # shared: epilogue_stages; tile_ring column halves) exceed shared memory
     tile_bytes = 2 + sum(s.data.element_size() for s in probe.slots if s is not None)
-    halves = config.tile_ring or (2 * config.consumers if config.epilogue_stages == 2 else 2)
+    halves = config.tile_ring or 2 * config.epilogue_stages
     buffers = halves * config.guard_tile[0] * config.block_n // 2 * tile_bytes
     assert expected == (config.smem_bytes(2) + buffers <= gluon_wgrad.SMEM_LIMIT)
     # one tile per program, and 3-4 (its consumers take turns); partial tiles and blocks

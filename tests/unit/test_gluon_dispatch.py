@@ -201,20 +201,3 @@ def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
     assert winners._config_from_row({**row, "tile_ring": "False"}) == WS.replaced("num_stages=7")
     del row["tile_ring"]
     assert winners._config_from_row(row) == WS.replaced("num_stages=7")
-
-
-def test_three_ping_pong_consumers_take_a_tile_buffer_each():
-    three = dataclasses.replace(WS, num_warps=12, num_stages=3)
-    assert three.consumers == 3 and WS.consumers == 2 and three.guard_tile == WS.guard_tile
-    # 3 slabs of 24 KB + 3 buffers of 64x128 x (bf16 weight + 2 bf16 moments) = 216 KB; 4 slabs: 240 KB
-    assert gluon_wgrad.applies(three, _state(), BF16, None, True, True)
-    assert not gluon_wgrad.applies(dataclasses.replace(three, num_stages=4), _state(), BF16, None, True, True)
-    # int8 moments (4 B per element): 5 slabs + 3 x 32 KB = 216 KB
-    assert gluon_wgrad.applies(dataclasses.replace(three, num_stages=5), _state(codec="int8"), BF16, None, True, True)
-    assert three.triton_geometry.num_warps == 8  # (where it does not apply: the Triton kernel's warps)
-    for bad in (dict(tile_ring=3), dict(tile_fill="lsu"), dict(num_warps=16)):
-        with pytest.raises(ValueError):
-            dataclasses.replace(three, **bad)
-    for kernel, rows in (("gluon_tall", 128), ("gluon_coop", 128)):  # ping-pong on 64-row tiles only
-        with pytest.raises(ValueError, match="ping-pong may have three"):
-            dataclasses.replace(three, kernel=kernel, block_m=rows)
