@@ -4,7 +4,8 @@
 # 12's attempt spilled 320 B). Their GPU tests, then each BT <= 1024 cell that misses (int8 <= bf16, or 60% of
 # floor for AdamW bf16) with its committed winner against the candidates: bits first, then time, interleaved
 # (scripts/device/config_ab.py, REFERENCE=winner).
-#   bash results/2026-12-04/session31/call1.sh
+#   bash results/2026-12-04/session31/call1.sh     (on 5697c51, or 21f592f with three_consumers.patch applied:
+#   the candidates were reverted after this call)
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0

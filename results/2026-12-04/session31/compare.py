@@ -1,0 +1,48 @@
+"""Session 31's numbers from its CSVs:  python results/2026-12-04/session31/compare.py
+1. call 1: three ping-pong consumer warpgroups (three_consumers.patch) against each cell's committed winner,
+   AdamW int8 and bf16 (scripts/device/config_ab.py, REFERENCE=winner; bits checked first).
+2. call 2: the instruction issue rate against a loop body's size (scripts/device/icache_probe.py), plotted
+   into call2/icache_probe.png.
+The rule loops' stall samples (call 2's Nsight profile):
+   python scripts/sass_stalls.py results/2026-12-04/session31/call2/ncu/4096x4096_1024_adamw-int8_gluon1_sass.csv.gz"""
+import ast
+import csv
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+print("call 1: time of each three-consumer config / the cell's winner (< 1: slower; '-': other bits, not timed)")
+for arm in ("int8", "bf16"):
+    table: dict = {}
+    for r in csv.DictReader(open(os.path.join(HERE, "call1", arm, "config_ab.csv"))):
+        cfg = ast.literal_eval(r["config"])
+        if r["reference"] == "True":
+            table.setdefault(r["cell"], {})["winner"] = f"{float(r['ms']) * 1e3:.1f} us"
+        else:
+            name = f"s{cfg['num_stages']} k{cfg['block_k']}" + (" fd" if cfg["fast_division"] else "")
+            table.setdefault(r["cell"], {})[name] = "-" if r["bits_equal_reference"] != "True" else \
+                f"{float(r['speedup']):.3f}"
+    names = list(next(iter(table.values())))
+    print(f"  AdamW {arm:>4} {'cell':>18}  " + "  ".join(f"{n:>10}" for n in names))
+    for cell, values in table.items():
+        print(f"  {'':>10} {cell:>18}  " + "  ".join(f"{values.get(n, ''):>10}" for n in names))
+
+rows = list(csv.DictReader(open(os.path.join(HERE, "call2", "icache_probe.csv"))))
+print("\ncall 2: instructions per ns per scheduler against the loop body (KB of SASS, 16 B per instruction)")
+for warps in ("4", "8"):
+    series = [(float(r["body_kb"]), float(r["instr_per_ns_per_scheduler"])) for r in rows if r["warps"] == warps]
+    print(f"  {int(warps) // 4} warp(s) per scheduler: " + ", ".join(f"{kb:g} KB {rate:.2f}" for kb, rate in series))
+    plt.plot([kb for kb, _ in series], [rate for _, rate in series], marker="o",
+             label=f"{int(warps) // 4} warp(s) per scheduler")
+plt.axvline(1133 * 16 / 1024, color="gray", linestyle="--", label="int8 rule loop (1,133 instructions)")
+plt.xlabel("loop body (KB of SASS)")
+plt.ylabel("instructions / ns / scheduler")
+plt.ylim(bottom=0)
+plt.title("H200: issue rate of a loop of independent FFMAs against its size")
+plt.legend()
+plt.savefig(os.path.join(HERE, "call2", "icache_probe.png"), dpi=100, bbox_inches="tight")
