@@ -3,6 +3,7 @@
    AdamW int8 and bf16 (scripts/device/config_ab.py, REFERENCE=winner; bits checked first).
 2. call 2: the instruction issue rate against a loop body's size (scripts/device/icache_probe.py), plotted
    into call2/icache_probe.png.
+3. call 4: AdamW int8 and bf16 per consumer phase at BT >= 4096 (forge_mcore.bench.timeline).
 The rule loops' stall samples (call 2's Nsight profile):
    python scripts/sass_stalls.py results/2026-12-04/session31/call2/ncu/4096x4096_1024_adamw-int8_gluon1_sass.csv.gz"""
 import ast
@@ -46,3 +47,14 @@ plt.ylim(bottom=0)
 plt.title("H200: issue rate of a loop of independent FFMAs against its size")
 plt.legend()
 plt.savefig(os.path.join(HERE, "call2", "icache_probe.png"), dpi=100, bbox_inches="tight")
+
+print("\ncall 4: AdamW int8 and bf16 per consumer phase (forge_mcore.bench.timeline; cycles are an SM's span, the "
+      "median over SMs, and span / step time stands in for the clock)")
+for name in ("lm_head", "wide"):
+    for r in csv.DictReader(open(os.path.join(HERE, "call4", name, "timeline.csv"))):
+        span, ms = float(r["span cycles"]), float(r["step_ms"])
+        winner = " (winner)" if r["committed"] == "True" else ""
+        loop, rule = float(r["main loop / span"]) * span, float(r["rule + stores issued / span"]) * span
+        print(f"  {r['shape']:>12} {r['bt']:>6} {r['arm']:>10} {r['kernel']:>16}{winner:9} {ms:8.3f} ms  span "
+              f"{span / 1e6:6.2f} M cycles ({span / ms / 1e6:.3f} per ns)  main loop {loop / 1e6:6.2f} M  "
+              f"rule + stores {rule / 1e6:6.3f} M")
