@@ -13,12 +13,4 @@ echo "lm head rc $?"
 timeout 150 python3 -m forge_mcore.bench.timeline --out "$OUT/wide" --shapes 12288x4096 --bts 4096 \
   --arms adamw-int8,adamw-bf16 --reps 20 --plots 2 > "$OUT/wide.log" 2>&1
 echo "12288x4096 rc $?"
-rm -f "$OUT"/*/traces.pt
-python3 - "$OUT" <<'PY'
-import csv, glob, sys
-for path in sorted(glob.glob(sys.argv[1] + "/*/timeline.csv")):
-    for r in csv.DictReader(open(path)):
-        keys = [k for k in r if k.endswith("/ span") or k in ("step_ms", "span cycles")]
-        print(r["shape"], r["bt"], r["arm"], r.get("kernel"), r.get("committed"),
-              " ".join(f"{k}={float(r[k]):.3g}" for k in keys if r.get(k)))
-PY
+rm -f "$OUT"/*/traces.pt  # (python results/2026-12-04/session31/compare.py prints the phases from timeline.csv)
