@@ -1,9 +1,11 @@
 """Session 31's numbers from its CSVs:  python results/2026-12-04/session31/compare.py
 1. call 1: three ping-pong consumer warpgroups (three_consumers.patch) against each cell's committed winner,
-   AdamW int8 and bf16 (scripts/device/config_ab.py, REFERENCE=winner; bits checked first).
+   AdamW int8 and bf16 (scripts/device/config_ab.py, REFERENCE=winner; bits checked first; '-': other bits,
+   not timed: a config that does not fit runs the Triton kernel).
 2. call 2: the instruction issue rate against a loop body's size (scripts/device/icache_probe.py), plotted
    into call2/icache_probe.png.
 3. call 4: AdamW int8 and bf16 per consumer phase at BT >= 4096 (forge_mcore.bench.timeline).
+4. call 5: ping-pong consumers of two warpgroups (two_warpgroup_consumers.patch) against each cell's winner.
 The rule loops' stall samples (call 2's Nsight profile):
    python scripts/sass_stalls.py results/2026-12-04/session31/call2/ncu/4096x4096_1024_adamw-int8_gluon1_sass.csv.gz"""
 import ast
@@ -17,21 +19,29 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-print("call 1: time of each three-consumer config / the cell's winner (< 1: slower; '-': other bits, not timed)")
-for arm in ("int8", "bf16"):
-    table: dict = {}
-    for r in csv.DictReader(open(os.path.join(HERE, "call1", arm, "config_ab.csv"))):
+def ab_table(title: str, path: str) -> None:
+    """Each candidate config's time over the cell's winner, per arm (< 1: slower; '-': other bits, not timed)."""
+    print(title)
+    tables: dict = {}
+    for r in csv.DictReader(open(os.path.join(HERE, path))):
         cfg = ast.literal_eval(r["config"])
+        table = tables.setdefault(r["arm"], {}).setdefault(r["cell"], {})
         if r["reference"] == "True":
-            table.setdefault(r["cell"], {})["winner"] = f"{float(r['ms']) * 1e3:.1f} us"
+            table["winner"] = f"{float(r['ms']) * 1e3:.1f} us"
         else:
-            name = f"s{cfg['num_stages']} k{cfg['block_k']}" + (" fd" if cfg["fast_division"] else "")
-            table.setdefault(r["cell"], {})[name] = "-" if r["bits_equal_reference"] != "True" else \
-                f"{float(r['speedup']):.3f}"
-    names = list(next(iter(table.values())))
-    print(f"  AdamW {arm:>4} {'cell':>18}  " + "  ".join(f"{n:>10}" for n in names))
-    for cell, values in table.items():
-        print(f"  {'':>10} {cell:>18}  " + "  ".join(f"{values.get(n, ''):>10}" for n in names))
+            fast = " fd" if cfg["fast_division"] else ""
+            name = f"w{cfg['num_warps']} s{cfg['num_stages']} k{cfg['block_k']}{fast}"
+            table[name] = "-" if r["bits_equal_reference"] != "True" else f"{float(r['speedup']):.3f}"
+    for arm, table in tables.items():
+        names = list(dict.fromkeys(n for values in table.values() for n in values))
+        print(f"  {arm:>10} {'cell':>18}  " + "  ".join(f"{n:>13}" for n in names))
+        for cell, values in table.items():
+            print(f"  {'':>10} {cell:>18}  " + "  ".join(f"{values.get(n, ''):>13}" for n in names))
+
+
+ab_table("call 1: three ping-pong consumers (w12) against each cell's winner", "call1/int8/config_ab.csv")
+ab_table("", "call1/bf16/config_ab.csv")
+ab_table("call 5: two-warpgroup ping-pong consumers (w16) against each cell's winner", "call5/ab/config_ab.csv")
 
 rows = list(csv.DictReader(open(os.path.join(HERE, "call2", "icache_probe.csv"))))
 print("\ncall 2: instructions per ns per scheduler against the loop body (KB of SASS, 16 B per instruction)")
