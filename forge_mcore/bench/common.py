@@ -8,6 +8,7 @@ timed with events; the median per call is reported.
 
 from __future__ import annotations
 
+import csv
 import json
 import platform
 import statistics
@@ -143,3 +144,11 @@ def environment() -> dict:
 def write_json(path: str, obj: object) -> None:
     with open(path, "w") as f:
         json.dump(obj, f, indent=2, default=str)
+
+
+def write_csv(path: str, rows: list[dict]) -> None:
+    """Rows of one shape as a CSV, the columns the first row's keys."""
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)

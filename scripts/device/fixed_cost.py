@@ -12,14 +12,13 @@ A least-squares line per arm, ms = intercept + slope x BT, separates the per-cal
 
 from __future__ import annotations
 
-import csv
 import os
 
 import torch
 
 import forge_mcore as fm
 from forge_mcore import ops
-from forge_mcore.bench.common import time_graphs
+from forge_mcore.bench.common import time_graphs, write_csv
 from forge_mcore.bench.kernel import ForgeArm
 
 SHAPE = os.environ.get("SHAPE", "1024x4096")
@@ -64,10 +63,7 @@ def main() -> None:
     ms = time_graphs(arms, reps=REPS)
     rows = [dict(shape=SHAPE, arm=ARM, what=name.split(":")[0], bt=int(name.split(":")[1]) if ":" in name else 0,
                  us=1000 * t, config=str(config)) for name, t in ms.items()]
-    with open(os.path.join(out, "fixed_cost.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(out, "fixed_cost.csv"), rows)
     print(f"empty kernel: {1000 * ms['empty']:.2f} us per launch; copy of the weight and state bytes "
           f"({tile_bytes / 2**20:.1f} MiB each way): {1000 * ms['copy']:.2f} us")
     for what in ("cublas", "mainloop", "step"):

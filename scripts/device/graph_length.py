@@ -12,14 +12,13 @@ cuBLAS in graphs of one call.
 
 from __future__ import annotations
 
-import csv
 import os
 
 import torch
 
 import forge_mcore as fm
 from forge_mcore import ops
-from forge_mcore.bench.common import time_graphs
+from forge_mcore.bench.common import time_graphs, write_csv
 from forge_mcore.bench.kernel import ForgeArm
 
 CELLS = os.environ.get("CELLS", "1024x4096:512:adamw-bf16;1024x4096:1024:sgdm-bf16;4096x4096:1024:adamw-bf16")
@@ -70,10 +69,7 @@ def main() -> None:
                      for n, t in zip(LENGTHS, per_graph)]
             print(f"{cell} {name:>8}: " + " ".join(f"L{n} {t / n:.2f}" for n, t in zip(LENGTHS, per_graph))
                   + f"  | fit {overhead:.2f} us per graph + {steady:.2f} us per call", flush=True)
-    with open(os.path.join(out, "graph_length.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(out, "graph_length.csv"), rows)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ scheduler. A cliff between two sizes says where fetch starts to bound a loop of 
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
 import os
@@ -22,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from forge_mcore.bench.common import time_graph
+from forge_mcore.bench.common import time_graph, write_csv, write_json
 
 SIZES = [256, 512, 640, 768, 896, 960, 1024, 1088, 1152, 1280, 1536, 2048, 3072]
 ITERS = 2000
@@ -62,12 +61,8 @@ def main() -> None:
             rate = n * ITERS * warps / (ms * 1e6 * 4)  # per scheduler and ns (warps spread over 4)
             rows.append(dict(warps=warps, fmas=n, body_kb=16 * n / 1024, ms=ms, instr_per_ns_per_scheduler=rate))
             print(json.dumps(rows[-1]), flush=True)
-    with open(os.path.join(out, "icache_probe.json"), "w") as f:
-        json.dump(rows, f, indent=1)
-    with open(os.path.join(out, "icache_probe.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_json(os.path.join(out, "icache_probe.json"), rows)
+    write_csv(os.path.join(out, "icache_probe.csv"), rows)
 
 
 if __name__ == "__main__":

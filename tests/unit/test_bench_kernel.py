@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+
 import torch
 
-from forge_mcore.bench.common import L2_BYTES, rotation_count
+from forge_mcore.bench.common import L2_BYTES, rotation_count, write_csv
 from forge_mcore.bench.kernel import ForgeArm, cell_operands
 
 
@@ -21,3 +23,10 @@ def test_the_forge_arm_rotates_independent_sets_that_stream_twice_the_l2():
     assert len({w.data_ptr() for w in arm.weights}) == sets and all(torch.equal(w, w0) for w in arm.weights)
     big = 2 * L2_BYTES // arm.bytes_moved
     assert rotation_count(arm.bytes_moved * big) < sets  # fewer sets where one is large
+
+
+def test_write_csv_takes_its_columns_from_the_first_row(tmp_path):
+    path = tmp_path / "rows.csv"
+    write_csv(str(path), [dict(shape="4096x4096", ms=0.25), dict(shape="1024x4096", ms=0.0625)])
+    assert list(csv.DictReader(open(path))) == [dict(shape="4096x4096", ms="0.25"),
+                                                dict(shape="1024x4096", ms="0.0625")]
