@@ -6,10 +6,12 @@ per element. The last block of a row may be partial (any ``in_features`` is
 accepted); its missing columns count as zeros.
 
 int8, signed states (first moments, momentum): symmetric ``int8`` codes,
-``scale = absmax / 127``, ``code = floor(x / scale + 1/2)``.
+``scale = absmax / 127``, ``code = round(x / scale)``, half to even (the kernel's one fma
+rounding to nearest onto 1.5 x 2^23).
 
 int8, nonnegative states (second moments, Adagrad sums): the square root is
-coded instead, as ``uint8`` with ``scale = absmax(sqrt v) / 255``. Uniform codes
+coded instead, as ``uint8`` with ``scale = absmax(sqrt v) / 255`` and
+``code = floor(sqrt(v) / scale + 1/2)``. Uniform codes
 on ``sqrt v`` span twice the dynamic range of codes on ``v`` itself, and any
 positive entry keeps at least one code step: ``v`` is floored away from zero
 (paper App. B), since a second moment quantized to zero would blow up
@@ -36,6 +38,7 @@ from ..kernels.tl_bits import (
     div_exact_constant_by,
     floor_low_byte,
     one_if_positive,
+    rounded_low_byte,
     sqrt,
 )
 from .base import EncodedState, StateCodec, register
@@ -125,13 +128,14 @@ def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True
         inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
     # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
     # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
-    y = x * inv[:, None] + 0.5
     if NONNEG:
         # a positive entry keeps a code step: y >= 1 wherever x > 0 (max(q, 1) where x > 0)
-        y = tl.maximum(y, one_if_positive(x))
+        y = tl.maximum(x * inv[:, None] + 0.5, one_if_positive(x))
         codes = floor_low_byte(y).to(tl.uint8)
     else:
-        codes = floor_low_byte(y).to(tl.int8)
+        # one fma rounding half to even (unsigned codes keep floor(y + 1/2): their max with 1 where
+        # x > 0 costs an instruction in either rounding, so their format stays as it was)
+        codes = rounded_low_byte(x, inv[:, None]).to(tl.int8)
     if FAST_DIVISION:
         return codes, div_exact_by_constant(absmax, qmax)
     else:
@@ -229,11 +233,11 @@ class Int8Codec(_BlockCodec):
         # torch.full_like(...) / absmax, not qmax / absmax: a Python scalar over a
         # tensor is computed as qmax * reciprocal(absmax), one rounding more than Triton's div_rn.
         inv = torch.where(absmax > FLUSH_BELOW, torch.full_like(absmax, qmax) / absmax, torch.zeros_like(absmax))
-        q = torch.floor(blocks * inv[..., None] + 0.5)
         if enc.nonnegative:
+            q = torch.floor(blocks * inv[..., None] + 0.5)
             q = torch.where(blocks > 0, q.clamp(1.0, 255.0), torch.zeros_like(q))
         else:
-            q = q.clamp(-127.0, 127.0)
+            q = torch.round(blocks * inv[..., None]).clamp(-127.0, 127.0)  # (half to even)
         enc.data.copy_(_unblocks(q, x.shape[1]).to(enc.data.dtype))
         enc.scale.copy_(absmax / qmax)
 

@@ -144,6 +144,20 @@ def floor_low_byte(y):
 
 
 @triton.jit
+def rounded_low_byte(x, inv):
+    """An int32 whose low byte is x * inv rounded half to even, for |x * inv| < 2^22: cast it to
+    int8 for the code. Compiled, the bits of fma(x, inv, 1.5 x 2^23) themselves: one rounding of
+    the exact product to an integer above 2^23 (1.5 x 2^23 is even, so ties go to the even code),
+    where floor_low_byte needs the fma's + 1/2 and an add.rm besides."""
+    if INTERPRETING:
+        return (x * inv + 12582912.0 - 12582912.0).to(tl.int32)
+    else:
+        z = tl.inline_asm_elementwise("fma.rn.f32 $0, $1, $2, 0f4B400000;", "=r,r,r", [x, inv], dtype=tl.float32,
+                                      is_pure=True, pack=1)
+        return z.to(tl.int32, bitcast=True)
+
+
+@triton.jit
 def one_if_positive(x):
     """1.0 where x > 0, else 0.0 (or -0.0), for x >= 0 that is 0 or at least 2^-100 (the
     square root of an fp32 value is): x * 2^126 saturated to [0, 1], one instruction."""
