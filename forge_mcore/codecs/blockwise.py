@@ -6,16 +6,19 @@ per element. The last block of a row may be partial (any ``in_features`` is
 accepted); its missing columns count as zeros.
 
 int8, signed states (first moments, momentum): symmetric ``int8`` codes,
-``scale = absmax / 127``, ``code = round(x / scale)``, half to even (the kernel's one fma
-rounding to nearest onto 1.5 x 2^23).
+``scale = absmax / 127``, ``code = round(x / scale)``, half to even (in the kernel one
+fma, rounding to nearest onto 1.5 x 2^23).
 
 int8, nonnegative states (second moments, Adagrad sums): the square root is
 coded instead, as ``uint8`` with ``scale = absmax(sqrt v) / 255`` and
-``code = floor(sqrt(v) / scale + 1/2)``. Uniform codes
-on ``sqrt v`` span twice the dynamic range of codes on ``v`` itself, and any
-positive entry keeps at least one code step: ``v`` is floored away from zero
-(paper App. B), since a second moment quantized to zero would blow up
-``1/sqrt(v)`` for about ``1/(1-beta2)`` steps.
+``code = max(round(sqrt(v) / scale), 1)``. Uniform codes on ``sqrt v`` span twice
+the dynamic range of codes on ``v`` itself, and every entry of a block keeps at
+least one code step: ``v`` is floored away from zero (paper App. B), since a
+second moment quantized to zero would blow up ``1/sqrt(v)`` for about
+``1/(1-beta2)`` steps. The floor holds for the block's zeros too (they decode as
+``scale**2``): such an entry has seen only zero gradients, so its first moment
+and its update are zero whatever its second moment, and the floor costs the
+kernel no per-element test of ``v > 0``. An all-zero (flushed) block stays zero.
 
 fp8: ``float8_e4m3fn`` codes with ``scale = absmax / 448``; positive entries of a
 nonnegative state are floored to the smallest e4m3 subnormal (2^-9 of a step).
@@ -126,20 +129,20 @@ def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True
         inv = tl.where((absmax > _FLUSH_BELOW_TL) & (absmax < float("inf")), div_exact_constant_by(qmax, absmax), 0.0)
     else:
         inv = tl.where(absmax > _FLUSH_BELOW_TL, div_exact(qmax, absmax), 0.0)
-    # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
-    # and the rounded code lies in [-qmax, qmax]: no clamp to the code range is needed.
-    if NONNEG:
-        # a positive entry keeps a code step: y >= 1 wherever x > 0 (max(q, 1) where x > 0)
-        y = tl.maximum(x * inv[:, None] + 0.5, one_if_positive(x))
-        codes = floor_low_byte(y).to(tl.uint8)
-    else:
-        # one fma rounding half to even (unsigned codes keep floor(y + 1/2): their max with 1 where
-        # x > 0 costs an instruction in either rounding, so their format stays as it was)
-        codes = rounded_low_byte(x, inv[:, None]).to(tl.int8)
     if FAST_DIVISION:
-        return codes, div_exact_by_constant(absmax, qmax)
+        scales = div_exact_by_constant(absmax, qmax)
     else:
-        return codes, div_exact(absmax, qmax)
+        scales = div_exact(absmax, qmax)
+    # |x| <= absmax and inv = qmax / absmax correctly rounded, so |x * inv| <= qmax (1 + 2^-23)
+    # and the code, rounded half to even by one fma, lies in [-qmax, qmax]: no clamp is needed.
+    if NONNEG:
+        # every code of a block that is not flushed is at least 1: x lifted to 3/4 of a step rounds
+        # to one step (scales * inv is 1 within two ulps), and a flushed block's inv is 0
+        x = tl.maximum(x, (scales * 0.75)[:, None])
+        codes = rounded_low_byte(x, inv[:, None]).to(tl.uint8)
+    else:
+        codes = rounded_low_byte(x, inv[:, None]).to(tl.int8)
+    return codes, scales
 
 
 @triton.jit
@@ -233,11 +236,11 @@ class Int8Codec(_BlockCodec):
         # torch.full_like(...) / absmax, not qmax / absmax: a Python scalar over a
         # tensor is computed as qmax * reciprocal(absmax), one rounding more than Triton's div_rn.
         inv = torch.where(absmax > FLUSH_BELOW, torch.full_like(absmax, qmax) / absmax, torch.zeros_like(absmax))
-        if enc.nonnegative:
-            q = torch.floor(blocks * inv[..., None] + 0.5)
-            q = torch.where(blocks > 0, q.clamp(1.0, 255.0), torch.zeros_like(q))
+        q = torch.round(blocks * inv[..., None])  # (half to even)
+        if enc.nonnegative:  # at least one step in any block not flushed (inv 0), its zeros included
+            q = torch.where(inv[..., None] > 0, q.clamp(1.0, 255.0), torch.zeros_like(q))
         else:
-            q = torch.round(blocks * inv[..., None]).clamp(-127.0, 127.0)  # (half to even)
+            q = q.clamp(-127.0, 127.0)
         enc.data.copy_(_unblocks(q, x.shape[1]).to(enc.data.dtype))
         enc.scale.copy_(absmax / qmax)
 

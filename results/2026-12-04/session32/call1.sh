@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Session 32, device call 1: signed int8 codes rounded half to even by one fma (tl_bits.rounded_low_byte;
-# the int8 rule loop of the ws winners 1,133 -> 1,101 SASS instructions) against the committed package.
-#   local, before the call: rm -rf ab_base && mkdir ab_base && git archive 09a5849 forge_mcore | tar -x -C ab_base
+# Session 32, device call 1: fewer int8 rule instructions by rounding codes with one fma (round half to even,
+# tl_bits.rounded_low_byte), against the committed package, in alternating runs (scripts/device/code_ab.sh):
+#   new  = the working tree: signed codes by one fma, and nonnegative ones too, lifted to at least one step in any
+#          block that is not flushed (the ws winners' int8 rule loop 1,133 -> 1,039 SASS instructions)
+#   base = 09a5849 (session 31's package);  rne = 679c594 (signed codes only: 1,101)
+#   local, before the call: rm -rf ab_base ab_rne && mkdir ab_base ab_rne
+#                           git archive 09a5849 forge_mcore | tar -x -C ab_base; git archive 679c594 forge_mcore | tar -x -C ab_rne
 #   device call:            bash results/2026-12-04/session32/call1.sh
-# code_ab.sh new/base/new2 on the int8 <= bf16 cells (each adamw-int8 cell times its bf16 twin rep by rep),
-# then the int8 GPU tests outside test_gluon_kernel_every_rule.
+# Each adamw-int8 cell times its adamw-bf16 twin rep by rep (the int8 <= bf16 target).
 set -u
 OUT=${OUT:-/tmp/out}
-ARGS="--shapes 4096x4096,12288x4096,4096x12288,151936x4096 --bts 1024,4096 --arms adamw-int8 --reps 30" \
-  RUN_TIMEOUT=${RUN_TIMEOUT:-170} bash scripts/device/code_ab.sh
-SELECT="int8 and not gluon_kernel_every_rule" NAME=int8_other TIMEOUT=${TEST_TIMEOUT:-150} \
-  bash results/2026-12-04/session31/call3.sh
+TREES="base:ab_base rne:ab_rne" \
+ARGS="--shapes 4096x4096,12288x4096,4096x12288,151936x4096 --bts 1024,4096 --arms adamw-int8 --reps 20" \
+  RUN_TIMEOUT=${RUN_TIMEOUT:-125} bash scripts/device/code_ab.sh
 (cd "$OUT" && tar czf /tmp/call1.tgz . && mv /tmp/call1.tgz "$OUT/")
