@@ -58,3 +58,31 @@ def assert_close_verbose(actual: torch.Tensor, expected: torch.Tensor, *, rtol: 
             f"{what}: {int(bad.sum())} of {bad.numel()} elements out of tolerance "
             f"(rtol={rtol}, atol={atol}, max err {err.max().item():.3g})\n" + "\n".join(rows)
         )
+
+
+def check_adam_at_lr_zero(rule: str, device: str, dtype: torch.dtype, config=None) -> None:
+    """Adam/AdamW at lr 0 (a warmup's first steps) through the Triton path: the kernel divides by the
+    step size, (sqrt(v) + eps') / k, so where 1 / k is not finite the update must come out exactly zero,
+    not NaN, while the moments update as torch's. fp32 weight and states, or bf16 ones (the Gluon
+    kernel's on the GPU), with ``config`` if given."""
+    import forge_mcore as fm
+
+    gen = torch.Generator().manual_seed(3)
+    group = dict(lr=0.0, weight_decay=0.1)
+    w = (torch.randn(72, 192, generator=gen) * 0.5).to(device=device, dtype=dtype)
+    codec = "bf16" if dtype == torch.bfloat16 else "fp32"
+    state = fm.ForgeParamState.create(w.clone(), rule, group, codec, codec)
+    param = torch.nn.Parameter(w.float())
+    opt = fm.get_rule(rule).torch_equivalent([param], **group)
+    weight, g = w.clone(), state.rule.make_group(**group)
+    for _ in range(2):
+        dy = grid_tensor(37, 72, generator=gen, dtype=dtype).to(device)
+        x = grid_tensor(37, 192, generator=gen, dtype=dtype).to(device)
+        param.grad = (dy.double().t() @ x.double()).float()
+        opt.step()
+        fm.fused_wgrad_step(dy, x, weight, state, state.prepare_step(g), backend="triton", config=config)
+    assert torch.equal(weight, w), "lr 0 moved the weight"
+    for name, ours in state.state_tensors().items():
+        theirs = opt.state[param][name]
+        assert_close_verbose(ours.float(), theirs, rtol=2**-7 if dtype == torch.bfloat16 else 1e-6,
+                             atol=1e-6 * theirs.abs().max().item(), what=name)

@@ -39,8 +39,6 @@ from ..kernels.tl_bits import (
     div_exact,
     div_exact_by_constant,
     div_exact_constant_by,
-    floor_low_byte,
-    one_if_positive,
     rounded_low_byte,
     sqrt,
 )

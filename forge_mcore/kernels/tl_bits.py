@@ -77,11 +77,21 @@ def div_exact_constant_by(Q: tl.constexpr, x):
         return div_exact(Q + tl.zeros_like(x), x)
     else:
         x = x * 0.25
-        r = tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32,
-                                      is_pure=True, pack=1)
+        r = rcp(x)
         r = tl.fma(r, tl.fma(-x, r, 1.0), r)
         q = Q * r
         return tl.fma(r, tl.fma(-x, q, Q), q) * 0.25
+
+
+@triton.jit
+def rcp(x):
+    """1 / x by the GPU's approximate reciprocal (rcp.approx.ftz: <= 1 ulp, subnormals flushed)
+    whatever IEEE_MATH says: callers that must be bit-faithful divide with ``div``."""
+    if INTERPRETING:
+        return 1.0 / x
+    else:
+        return tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32,
+                                         is_pure=True, pack=1)
 
 
 @triton.jit
@@ -99,8 +109,8 @@ def sqrt(x):
 # FRND) takes 16 lanes per SM and clock against the fp32 pipe's 128, and the int8 epilogue
 # spent 640 of them per thread and 64 x 128 tile on decoding and encoding two states.
 # Floats in [2^23, 2^24) are exactly the integers, so a byte written into the mantissa of
-# 2^23 is that integer's float, and 1.5 x 2^23 added to a small y rounding toward -inf is
-# 1.5 x 2^23 + floor(y): both exact, identical results.
+# 2^23 is that integer's float, and 1.5 x 2^23 added to a small x * inv in one fma rounding to
+# nearest is 1.5 x 2^23 + round(x * inv): both exact, identical results.
 @triton.jit
 def code_biased_f32(codes):
     """2^23 + c for uint8 codes c, 2^23 + 128 + c for int8 ones, as fp32 (exact): the code's byte
@@ -131,41 +141,18 @@ def code_to_f32(codes):
 
 
 @triton.jit
-def floor_low_byte(y):
-    """An int32 whose low byte is floor(y)'s, for |y| < 2^22: cast it to (u)int8 for the code.
-    Compiled, the bits of 1.5 x 2^23 + floor(y) themselves (0x4B400000 + floor(y): its low byte
-    is floor(y)'s, negative ones included), so no subtraction of the offset."""
-    if INTERPRETING:
-        return tl.floor(y).to(tl.int32)
-    else:
-        z = tl.inline_asm_elementwise("add.rm.f32 $0, $1, 0f4B400000;", "=r,r", [y], dtype=tl.float32,
-                                      is_pure=True, pack=1)
-        return z.to(tl.int32, bitcast=True)
-
-
-@triton.jit
 def rounded_low_byte(x, inv):
     """An int32 whose low byte is x * inv rounded half to even, for |x * inv| < 2^22: cast it to
     int8 for the code. Compiled, the bits of fma(x, inv, 1.5 x 2^23) themselves: one rounding of
-    the exact product to an integer above 2^23 (1.5 x 2^23 is even, so ties go to the even code),
-    where floor_low_byte needs the fma's + 1/2 and an add.rm besides."""
+    the exact product to an integer above 2^23 (1.5 x 2^23 is even, so ties go to the even code):
+    one instruction, where floor(x * inv + 1/2) (the codec's rule before session 32) took an fma
+    and an add.rm toward -inf."""
     if INTERPRETING:
         return (x * inv + 12582912.0 - 12582912.0).to(tl.int32)
     else:
         z = tl.inline_asm_elementwise("fma.rn.f32 $0, $1, $2, 0f4B400000;", "=r,r,r", [x, inv], dtype=tl.float32,
                                       is_pure=True, pack=1)
         return z.to(tl.int32, bitcast=True)
-
-
-@triton.jit
-def one_if_positive(x):
-    """1.0 where x > 0, else 0.0 (or -0.0), for x >= 0 that is 0 or at least 2^-100 (the
-    square root of an fp32 value is): x * 2^126 saturated to [0, 1], one instruction."""
-    if INTERPRETING:
-        return tl.minimum(x * 8.507059173023462e37, 1.0)
-    else:
-        return tl.inline_asm_elementwise("mul.sat.f32 $0, $1, 0f7E800000;", "=r,r", [x], dtype=tl.float32,
-                                         is_pure=True, pack=1)
 
 
 @triton.jit

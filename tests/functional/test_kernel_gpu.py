@@ -16,6 +16,7 @@ from forge_mcore.kernels import gluon_wgrad
 from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, TileConfig
 from forge_mcore.kernels.fused_wgrad import fused_wgrad_step_kernel
 from forge_mcore.kernels.tl_bits import div_exact_by_constant, div_exact_constant_by
+from tests.helpers import check_adam_at_lr_zero
 from tests.unit.cases import RULE_CASES, case_id
 from tests.unit.test_fused_kernel import check_states, check_weights, run_both
 
@@ -192,6 +193,16 @@ def test_gluon_kernel_skips_a_poisoned_tile_and_scales_the_rest(config, codec):
         else:
             torch.testing.assert_close(a.data.float(), b.data.float(), rtol=1e-2, atol=1e-6)
     torch.testing.assert_close(tel.sumsq, ref_tel.sumsq, rtol=1e-4, atol=0)
+
+
+@pytest.mark.parametrize("config", list({c.kernel: c for c in GLUON}.values()), ids=_config_id)
+@pytest.mark.parametrize("rule", ["adam", "adamw"])
+def test_gluon_adam_at_lr_zero_leaves_the_weight_unchanged(rule, config):
+    """lr 0 (a warmup's first steps) on one config of each Gluon kernel: the step size sits in the
+    denominator as 1 / k, and where that is not finite the update must be exactly zero."""
+    before = fm.ops.launch_counts["gluon"]
+    check_adam_at_lr_zero(rule, "cuda", torch.bfloat16, config)
+    assert fm.ops.launch_counts["gluon"] - before == 2
 
 
 @pytest.mark.parametrize("config", GLUON, ids=_config_id)

@@ -14,7 +14,7 @@ import torch
 import forge_mcore as fm
 from forge_mcore import ops
 from forge_mcore.kernels.configs import INTERPRETER_CONFIG
-from tests.helpers import assert_close_verbose, grid_tensor, guarded_empty, margins_intact
+from tests.helpers import assert_close_verbose, check_adam_at_lr_zero, grid_tensor, guarded_empty, margins_intact
 from tests.unit.cases import RULE_CASES, STEPS, case_id
 
 # (out, in, BT): partial tiles, a tail codec block, BT 1 -- rows not 16-byte aligned, so the
@@ -257,3 +257,10 @@ def test_fp8_triton_path_is_gpu_only():
         "(DESIGN.md); its torch twin is tested in test_codecs.py and its Triton path in "
         "tests/functional/test_kernel_gpu.py"
     )
+
+
+
+@pytest.mark.parametrize("rule", ["adam", "adamw"])
+def test_adam_at_lr_zero_leaves_the_weight_unchanged(rule):
+    """lr 0 (a warmup's first steps), on the Triton path: the GPU twin is in test_kernel_gpu.py."""
+    check_adam_at_lr_zero(rule, "cpu", torch.float32)
