@@ -61,10 +61,10 @@ def assert_close_verbose(actual: torch.Tensor, expected: torch.Tensor, *, rtol: 
 
 
 def check_adam_at_lr_zero(rule: str, device: str, dtype: torch.dtype, config=None) -> None:
-    """Adam/AdamW at lr 0 (a warmup's first steps) through the Triton path: the kernel divides by the
-    step size, (sqrt(v) + eps') / k, so where 1 / k is not finite the update must come out exactly zero,
-    not NaN, while the moments update as torch's. fp32 weight and states, or bf16 ones (the Gluon
-    kernel's on the GPU), with ``config`` if given."""
+    """Adam/AdamW at lr 0 (a warmup's first steps) through the Triton path: the weight keeps its bits
+    (an update that is exactly zero, not a NaN from the quotient's arithmetic) while the moments
+    update as torch's. fp32 weight and states, or bf16 ones (the Gluon kernel's on the GPU: their two
+    roundings per step put them within 2^-7 of torch's fp32 moments, relative to the largest)."""
     import forge_mcore as fm
 
     gen = torch.Generator().manual_seed(3)
@@ -82,7 +82,7 @@ def check_adam_at_lr_zero(rule: str, device: str, dtype: torch.dtype, config=Non
         opt.step()
         fm.fused_wgrad_step(dy, x, weight, state, state.prepare_step(g), backend="triton", config=config)
     assert torch.equal(weight, w), "lr 0 moved the weight"
+    tol = 2**-7 if dtype == torch.bfloat16 else 1e-6
     for name, ours in state.state_tensors().items():
         theirs = opt.state[param][name]
-        assert_close_verbose(ours.float(), theirs, rtol=2**-7 if dtype == torch.bfloat16 else 1e-6,
-                             atol=1e-6 * theirs.abs().max().item(), what=name)
+        assert_close_verbose(ours.float(), theirs, rtol=tol, atol=tol * theirs.abs().max().item(), what=name)

@@ -77,21 +77,11 @@ def div_exact_constant_by(Q: tl.constexpr, x):
         return div_exact(Q + tl.zeros_like(x), x)
     else:
         x = x * 0.25
-        r = rcp(x)
+        r = tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32,
+                                      is_pure=True, pack=1)
         r = tl.fma(r, tl.fma(-x, r, 1.0), r)
         q = Q * r
         return tl.fma(r, tl.fma(-x, q, Q), q) * 0.25
-
-
-@triton.jit
-def rcp(x):
-    """1 / x by the GPU's approximate reciprocal (rcp.approx.ftz: <= 1 ulp, subnormals flushed)
-    whatever IEEE_MATH says: callers that must be bit-faithful divide with ``div``."""
-    if INTERPRETING:
-        return 1.0 / x
-    else:
-        return tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32,
-                                         is_pure=True, pack=1)
 
 
 @triton.jit

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..kernels.tl_bits import IEEE_MATH, div, rcp, sqrt
+from ..kernels.tl_bits import IEEE_MATH, div, sqrt
 from .base import Rule, StateSpec, register
 
 AMSGRAD = 1
@@ -36,16 +36,9 @@ def _adam_step(g, w, s0, s1, s2, h, VARIANT: tl.constexpr, DECOUPLED: tl.constex
     if IEEE_MATH:  # torch's own order, bit-faithful: lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)
         w = w - h[6] * div(s0, div(sqrt(v), h[7]) + h[5])
     else:
-        # the same quotient with sqrt(bc2) moved onto the per-step scalars, k = lr sqrt(bc2) / bc1 and
-        # eps sqrt(bc2) (Kingma & Ba's own form), and k moved into the denominator, one fma
-        # (sqrt(v) + eps sqrt(bc2)) / k, so that m times its reciprocal is the weight's fma: one
-        # multiply per element fewer for each of the two. Where 1 / k is not finite (lr 0, a warmup's first step) the
-        # denominator is inf instead, and the update exactly zero.
-        k = h[6] * h[7]
-        inv_k = 1.0 / k
-        stepless = inv_k == float("inf")
-        eps_k = tl.where(stepless, float("inf"), (h[5] * h[7]) * inv_k)
-        w = w - s0 * rcp(sqrt(v) * tl.where(stepless, 1.0, inv_k) + eps_k)
+        # the same quotient with sqrt(bc2) moved onto the per-step scalars, lr sqrt(bc2) / bc1 and
+        # eps sqrt(bc2) (Kingma & Ba's own form): one multiply per element fewer
+        w = w - (h[6] * h[7]) * div(s0, sqrt(v) + h[5] * h[7])
     return w, s0, s1, s2
 
 

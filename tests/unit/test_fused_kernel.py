@@ -260,7 +260,8 @@ def test_fp8_triton_path_is_gpu_only():
 
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("rule", ["adam", "adamw"])
-def test_adam_at_lr_zero_leaves_the_weight_unchanged(rule):
+def test_adam_at_lr_zero_leaves_the_weight_unchanged(rule, dtype):
     """lr 0 (a warmup's first steps), on the Triton path: the GPU twin is in test_kernel_gpu.py."""
-    check_adam_at_lr_zero(rule, "cpu", torch.float32)
+    check_adam_at_lr_zero(rule, "cpu", dtype)
