@@ -259,7 +259,6 @@ def test_fp8_triton_path_is_gpu_only():
     )
 
 
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("rule", ["adam", "adamw"])
 def test_adam_at_lr_zero_leaves_the_weight_unchanged(rule, dtype):
