@@ -43,9 +43,16 @@ _SASS_CLASSES = {"MUFU": "MUFU", "LDS": "LDS", "STS": "STS", "BAR": "BAR", "SHFL
                  "F2F": "F2F", "F2FP": "F2FP", "HGMMA": "HGMMA", "LDG": "LDG", "STG": "STG", "UTMA": "UTMA"}
 
 
-def _sass_histogram(cubin: str) -> str:
+def sass_text(cubin: bytes) -> str:
+    """A compiled kernel's SASS (``cuobjdump -sass`` of ``ck.asm["cubin"]``); the probes in scripts/ use it too."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([CUOBJDUMP, "-sass", f.name], capture_output=True, text=True).stdout
+
+
+def _sass_histogram(sass: str) -> str:
     """Static instruction count of the kernel, total and per watched class."""
-    sass = subprocess.run([CUOBJDUMP, "-sass", cubin], capture_output=True, text=True).stdout
     ops = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass)
     counts = {k: sum(op.startswith(prefix) for op in ops) for k, prefix in _SASS_CLASSES.items()}
     counts["F2FP"] = sum(op == "F2FP" or op.startswith("F2FP.") for op in ops)
@@ -88,12 +95,13 @@ class _OfflineCompile:
             regs, stack = re.findall(r"REG:(\d+)", usage), re.findall(r"STACK:(\d+)", usage)
             line = f"regs {regs[0] if regs else '?'} stack {stack[0] if stack else '?'}"
             line += f" smem {ck.metadata.shared}"
+            sass = sass_text(ck.asm["cubin"]) if SASS_HISTOGRAM or SASS_DIR else ""
             if SASS_HISTOGRAM:
-                line += " " + _sass_histogram(f.name)
+                line += " " + _sass_histogram(sass)
             if SASS_DIR:
                 path = os.path.join(SASS_DIR, f"{len(results):03d}.sass")
                 with open(path, "w") as out:
-                    out.write(subprocess.run([CUOBJDUMP, "-sass", f.name], capture_output=True, text=True).stdout)
+                    out.write(sass)
                 line += f" -> {path}"
             results.append(line)
         return compile_

@@ -16,13 +16,11 @@ No GPU is needed."""
 from __future__ import annotations
 
 import collections
-import os
 import re
-import subprocess
-import tempfile
 
 import torch
 import triton
+from compile_check import sass_text  # (scripts/ is on the path: this runs as a script)
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -72,15 +70,7 @@ def compile_probe(fragment: bool):
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4))
 
 
-def sass_of(ck) -> str:
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(ck.asm["cubin"])
-        f.flush()
-        cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-        return subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True).stdout
-
-
 for fragment in (False, True):
-    sass = sass_of(compile_probe(fragment))
+    sass = sass_text(compile_probe(fragment).asm["cubin"])
     ops = collections.Counter(re.findall(r"\b((?:LDS|STS|SHFL|BAR|LDSM|STSM)[.\w]*|PRMT)\b", sass))
     print(("fragment order" if fragment else "wgmma layout  "), dict(sorted(ops.items())))

@@ -9,14 +9,13 @@ barrier.cluster. No GPU is needed (CPU torch tensors stand in for the descriptor
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 import tempfile
 
 import torch
 import triton
+from compile_check import sass_text  # (scripts/ is on the path: this runs as a script)
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -171,11 +170,7 @@ def report(label, fn=None, **kw):
     cluster = (cluster, ".reqnctapercluster " + (re.findall(r"\.reqnctapercluster (\S+)", ptx) or ["-"])[0])
     print(f"ok    {label}\n      num_ctas={md.num_ctas} cluster_dims={cluster} smem={md.shared} " +
           " ".join(f"{k}={v}" for k, v in hits.items()))
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:  # SASS: the TMA loads the hardware will run
-        f.write(ck.asm["cubin"])
-        f.flush()
-        cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-        sass = subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True).stdout
+    sass = sass_text(ck.asm["cubin"])  # the TMA loads the hardware will run
     print("      sass:", sorted(set(re.findall(r"UTMALDG[.\w]*|UBLKCP[.\w]*", sass))))
     for line in ptx.splitlines():
         if re.search(r"cp\.async\.bulk\.tensor|mapa|shared::cluster\.b64|mbarrier\.(arrive|try_wait|init)"
