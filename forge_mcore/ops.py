@@ -239,7 +239,7 @@ def wgrad_mainloop(
     dy, x = _check_operands(grad_output, input, tuple(weight.shape))
     if weight.device.type != "cuda" and not interpreter_active():
         raise ValueError("wgrad_mainloop runs the fused kernel: use CUDA tensors or TRITON_INTERPRET=1")
-    if state is not None and any(s is not None and s.data.shape != weight.shape for s in state.slots):
+    if state is not None and any(s is not None and s.shape != tuple(weight.shape) for s in state.slots):
         raise ValueError(f"wgrad_mainloop: state's slots are not {tuple(weight.shape)}: pass weight's own state")
     if config is not None and state is not None and not interpreter_active() and gluon_enabled():
         from .kernels import gluon_wgrad
@@ -323,8 +323,8 @@ def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, d
             raise ValueError(f"{name} is on {t.device} but weight is on {weight.device}")
     for spec in state.specs:
         slot = state.slots[spec.slot]
-        if tuple(slot.data.shape) != shape:
-            raise ValueError(f"state {spec.name!r} has shape {tuple(slot.data.shape)}, weight {shape}")
+        if slot.shape != shape:
+            raise ValueError(f"state {spec.name!r} has shape {slot.shape}, weight {shape}")
     if state.master is not None and tuple(state.master.shape) != shape:
         raise ValueError(f"state.master has shape {tuple(state.master.shape)}, weight {shape}")
     if hyper.dtype != torch.float32 or tuple(hyper.shape) != (state.seed_index + 1,):
@@ -742,7 +742,8 @@ def _torch_step(dy, x, weight, state, hyper, telemetry, accumulated, grad_scale,
             continue
         fresh = state.codec.zeros((M, N), weight.device, slot.nonnegative)
         state.codec.encode_(fresh, value)
-        _masked_copy_(slot.data, fresh.data, ok)
+        # (codes in whole blocks, in their stored order within a block: the tile mask still holds)
+        _masked_copy_(slot.data, fresh.data, _expand_tiles(ok_tiles, tile, M, slot.data.shape[1]))
         if slot.scale is not None:
             ok_blocks = _expand_tiles(ok_tiles, tile, M, slot.scale.shape[1], col_unit=state.codec.block)
             _masked_copy_(slot.scale, fresh.scale, ok_blocks)

@@ -159,8 +159,8 @@ class ForgeParamState:
         rows = self.slots[self.specs[0].slot].data.shape[0] if self.specs else None
         if not (0 <= start < stop and (rows is None or stop <= rows)):
             raise ValueError(f"row_view({start}, {stop}) is not a non-empty row range of a {rows}-row state")
-        slots = [None if s is None else type(s)(s.data[start:stop], None if s.scale is None else s.scale[start:stop],
-                                                 s.nonnegative) for s in self.slots]
+        slots = [None if s is None else dataclasses.replace(
+            s, data=s.data[start:stop], scale=None if s.scale is None else s.scale[start:stop]) for s in self.slots]
         master = None if self.master is None else self.master[start:stop]
         return dataclasses.replace(self, slots=slots, master=master, launch_cache={})
 

@@ -9,6 +9,12 @@ A state codec is a pair of ``@triton.jit`` helpers plus its torch twin:
   any) form an ``M x NB`` row-major array read through plain pointers;
 * ``zeros / decode / encode_`` do the same on whole tensors in torch.
 
+The codes of a block-scaled codec are stored in whole blocks: an ``M x N`` state
+holds ``M x NB*block`` codes (``stored_columns``), its missing columns canonical
+(what encoding zeros writes), and a codec may order the codes within a block as
+its kernels read them (int8: ``blockwise.py``). ``EncodedState.shape`` is the
+state's own (the weight's) shape.
+
 Encoding is tile-local by construction: a scale block never crosses a tile
 edge (tiles are a whole number of blocks wide), so a skipped tile's codes and
 scales stay bit-identical.
@@ -29,6 +35,12 @@ class EncodedState:
     data: torch.Tensor
     scale: torch.Tensor | None
     nonnegative: bool
+    columns: int  # the state's (the weight's) columns; ``data`` may hold more (whole blocks)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The state's shape, the weight's (``data.shape`` counts whole blocks)."""
+        return self.data.shape[0], self.columns
 
     @property
     def nbytes(self) -> int:
@@ -62,6 +74,10 @@ class StateCodec:
     def scale_blocks(self, n_cols: int) -> int:
         """Number of scale blocks per row (0 for unscaled codecs)."""
         return 0 if self.block is None else -(-n_cols // self.block)
+
+    def stored_columns(self, n_cols: int) -> int:
+        """Columns of the codes of an ``n_cols``-column state: whole blocks for scaled codecs."""
+        return n_cols if self.block is None else self.scale_blocks(n_cols) * self.block
 
 
 _REGISTRY: dict[str, StateCodec] = {}

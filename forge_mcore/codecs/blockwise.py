@@ -22,6 +22,16 @@ kernel no per-element test of ``v > 0``. An all-zero (flushed) block stays zero.
 
 fp8: ``float8_e4m3fn`` codes with ``scale = absmax / 448``; positive entries of a
 nonnegative state are floored to the smallest e4m3 subnormal (2^-9 of a step).
+
+Storage: both store whole blocks, ``M x 64*NB`` codes for an ``M x N`` state (the
+missing columns of a partial last block hold what encoding zeros gives). int8 codes are
+stored in *fragment order* within each block: position ``16a + 2j + e`` holds column
+``8j + 2a + e`` (a < 4, j < 8, e < 2). A Hopper wgmma accumulator gives a thread the
+columns ``8j + 2a + e`` of its rows, so in this order the 16 codes a thread decodes and
+encodes in a row are contiguous: one 16-byte shared-memory access where the logical
+order takes eight 2-byte ones (``gluon_wgrad``). Every reader of the codes goes through
+this module (the torch twin, the Triton kernel's loads and stores), and a checkpoint
+holds the codes as stored.
 """
 
 from __future__ import annotations
@@ -35,10 +45,10 @@ from ..kernels.tile_io import load_tile, store_tile, tile_index
 from ..kernels.tl_bits import (
     INTERPRETING,
     code_biased_f32,
-    code_to_f32,
     div_exact,
     div_exact_by_constant,
     div_exact_constant_by,
+    low_bytes,
     rounded_low_byte,
     sqrt,
 )
@@ -75,9 +85,27 @@ def _zero_outside(x, om, on, M, N):
 
 @triton.jit
 def _load_codes(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, USE_TMA: tl.constexpr):
-    """(codes, row scales) of a sub-tile."""
+    """(codes as stored, row scales) of a sub-tile (the codes are 64 * NB columns wide)."""
     soffs, smask = _row_scales(om, on, M, N, NB, BM, BN)
-    return load_tile(src, om, on, M, N, BM, BN, USE_TMA), tl.load(scale_ptr + soffs, mask=smask, other=0.0)
+    return load_tile(src, om, on, M, NB * 64, BM, BN, USE_TMA), tl.load(scale_ptr + soffs, mask=smask, other=0.0)
+
+
+@triton.jit
+def fragment_to_logical(stored):
+    """A 64-column block of int8 codes as stored (fragment order, see the module docstring) in
+    column order: position 16a + 2j + e is column 8j + 2a + e. Only a relabelling: compiled for a
+    layout that gives each thread 16 contiguous positions of a row, no data moves."""
+    ROWS: tl.constexpr = stored.shape[0]
+    tl.static_assert(stored.shape[1] == 64, "int8 codes are ordered within 64-column blocks")
+    return stored.reshape([ROWS, 4, 8, 2]).permute((0, 2, 1, 3)).reshape([ROWS, 64])
+
+
+@triton.jit
+def logical_to_fragment(codes):
+    """The inverse of ``fragment_to_logical``: a 64-column block of codes in the order stored."""
+    ROWS: tl.constexpr = codes.shape[0]
+    tl.static_assert(codes.shape[1] == 64, "int8 codes are ordered within 64-column blocks")
+    return codes.reshape([ROWS, 8, 4, 2]).permute((0, 2, 1, 3)).reshape([ROWS, 64])
 
 
 @triton.jit
@@ -91,27 +119,30 @@ def _store_scales(scale_ptr, om, on, M, N, NB, scales, BM: tl.constexpr, BN: tl.
 # and the Gluon kernel share it.
 
 @triton.jit
-def scaled(codes, row_scales):
-    """Codes times their rows' scales, in fp32 (each product rounded once, as torch's)."""
-    if not INTERPRETING and codes.dtype == tl.uint8:
-        # (2^23 + c) s - 2^23 s is c s exactly before the fma's one rounding (2^23 s is exact):
-        # code_to_f32's subtraction of 2^23 folds into the multiply.
-        return tl.fma(code_biased_f32(codes), row_scales[:, None], (row_scales * -8388608.0)[:, None])
-    return code_to_f32(codes) * row_scales[:, None]
-
-
-@triton.jit
-def int8_decode(codes, row_scales, NONNEG: tl.constexpr):
-    x = scaled(codes, row_scales)
+def int8_decode_biased(biased, row_scales, NONNEG: tl.constexpr):
+    """The fp32 state of int8 codes given as ``code_biased_f32`` of them (uint8 codes for NONNEG
+    states, coding sqrt), one scale per row."""
+    if NONNEG and not INTERPRETING:
+        # (2^23 + c) s - 2^23 s is c s exactly before the fma's one rounding (2^23 s is exact): the
+        # subtraction of 2^23 folds into the multiply. (Not for int8's 2^23 + 128: not exact.)
+        x = tl.fma(biased, row_scales[:, None], (row_scales * -8388608.0)[:, None])
+    else:
+        x = (biased - (8388608.0 if NONNEG else 8388736.0)) * row_scales[:, None]
     if NONNEG:
         x = x * x
     return x
 
 
 @triton.jit
+def int8_decode(codes, row_scales, NONNEG: tl.constexpr):
+    return int8_decode_biased(code_biased_f32(codes), row_scales, NONNEG)
+
+
+@triton.jit
 def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True, FAST_DIVISION: tl.constexpr = False):
-    """(codes, row scales) of tile ``x``; ``inside``: where the tile lies within the tensor
-    (elements past its edge must not raise their block's absmax). MASK_EDGES=False: the caller
+    """(codes, row scales) of tile ``x``, each code the low byte of an int32 (``int8_codes`` narrows
+    them, four to a register once reordered as stored); ``inside``: where the tile lies within the
+    tensor (elements past its edge must not raise their block's absmax). MASK_EDGES=False: the caller
     knows they are zero already (``Rule.zero_stays_zero``), and ``inside`` is not read.
     FAST_DIVISION: the per-row divisions by div_rn's fast path (``tl_bits``; the same bits)."""
     if NONNEG:
@@ -137,24 +168,27 @@ def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True
         # every code of a block that is not flushed is at least 1: x lifted to 3/4 of a step rounds
         # to one step (scales * inv is 1 within two ulps), and a flushed block's inv is 0
         x = tl.maximum(x, (scales * 0.75)[:, None])
-        codes = rounded_low_byte(x, inv[:, None]).to(tl.uint8)
-    else:
-        codes = rounded_low_byte(x, inv[:, None]).to(tl.int8)
-    return codes, scales
+    return rounded_low_byte(x, inv[:, None]), scales
+
+
+@triton.jit
+def int8_codes(low_byte_codes, NONNEG: tl.constexpr):
+    """``int8_encode``'s codes as stored: uint8 for NONNEG states, else int8."""
+    return low_bytes(low_byte_codes, NONNEG)
 
 
 @triton.jit
 def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
               USE_TMA: tl.constexpr):
     codes, row_scales = _load_codes(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
-    return int8_decode(codes, row_scales, NONNEG)
+    return int8_decode(fragment_to_logical(codes), row_scales, NONNEG)
 
 
 @triton.jit
 def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
     _, inside = tile_index(om, on, M, N, x.shape[0], x.shape[1])
     codes, scales = int8_encode(x, inside, NONNEG)
-    store_tile(dst, om, on, M, N, codes, USE_TMA)
+    store_tile(dst, om, on, M, NB * 64, int8_codes(logical_to_fragment(codes), NONNEG), USE_TMA)
     _store_scales(scale_ptr, om, on, M, N, NB, scales, x.shape[0], x.shape[1])
 
 
@@ -162,7 +196,7 @@ def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TM
 def fp8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
              USE_TMA: tl.constexpr):
     codes, row_scales = _load_codes(src, scale_ptr, om, on, M, N, NB, BM, BN, USE_TMA)
-    return scaled(codes, row_scales)
+    return codes.to(tl.float32) * row_scales[:, None]
 
 
 @triton.jit
@@ -173,7 +207,7 @@ def fp8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA
     q = tl.minimum(tl.maximum(x * inv[:, None], -448.0), 448.0)
     if NONNEG:
         q = tl.where(x > 0, tl.maximum(q, 0.001953125), 0.0)  # 2^-9, the smallest e4m3 subnormal
-    store_tile(dst, om, on, M, N, q.to(tl.float8e4nv, fp_downcast_rounding="rtne"), USE_TMA)
+    store_tile(dst, om, on, M, NB * 64, q.to(tl.float8e4nv, fp_downcast_rounding="rtne"), USE_TMA)
     _store_scales(scale_ptr, om, on, M, N, NB, div_exact(absmax, 448.0 + tl.zeros_like(absmax)), x.shape[0],
                   x.shape[1])
 
@@ -185,29 +219,43 @@ def _blocks(x: torch.Tensor) -> torch.Tensor:
     return F.pad(x, (0, pad)).view(x.shape[0], -1, BLOCK)
 
 
-def _unblocks(q: torch.Tensor, n: int) -> torch.Tensor:
-    return q.reshape(q.shape[0], -1)[:, :n]
-
-
 class _BlockCodec(StateCodec):
     block = BLOCK
 
     def _code_dtype(self, nonnegative: bool) -> torch.dtype:
         raise NotImplementedError
 
+    def _stored(self, codes: torch.Tensor) -> torch.Tensor:
+        """(M, NB, 64) codes in column order -> (M, 64 * NB) as stored (here the same order)."""
+        return codes.reshape(codes.shape[0], -1)
+
+    def _in_column_order(self, data: torch.Tensor) -> torch.Tensor:
+        """The inverse of ``_stored``: (M, 64 * NB) as stored -> (M, NB, 64) in column order."""
+        return data.reshape(data.shape[0], -1, BLOCK)
+
     def zeros(self, shape, device, nonnegative, init=0.0):
         enc = EncodedState(
-            torch.zeros(shape, dtype=self._code_dtype(nonnegative), device=device),
+            torch.zeros(shape[0], self.stored_columns(shape[1]), dtype=self._code_dtype(nonnegative), device=device),
             torch.zeros(shape[0], self.scale_blocks(shape[1]), dtype=torch.float32, device=device),
             nonnegative,
+            shape[1],
         )
         if init != 0.0:
             self.encode_(enc, torch.full(shape, init, dtype=torch.float32, device=device))
         return enc
 
+    def codes(self, enc: EncodedState) -> torch.Tensor:
+        """The codes of ``enc`` in column order, whole blocks: (M, 64 * NB), the state's N first."""
+        return self._in_column_order(enc.data).reshape(enc.data.shape[0], -1)
+
     def decode(self, enc):
-        scale = enc.scale.repeat_interleave(BLOCK, dim=1)[:, : enc.data.shape[1]]
-        return enc.data.float() * scale
+        x = self._in_column_order(enc.data).float() * enc.scale[..., None]
+        return x.reshape(x.shape[0], -1)[:, : enc.columns]
+
+    def _store_codes(self, enc: EncodedState, q: torch.Tensor, scales: torch.Tensor) -> None:
+        """Write (M, NB, 64) fp32 codes ``q`` (in column order, whole blocks) and their scales."""
+        enc.data.copy_(self._stored(q.to(enc.data.dtype)))
+        enc.scale.copy_(scales)
 
 
 @register
@@ -221,6 +269,12 @@ class Int8Codec(_BlockCodec):
 
     def _code_dtype(self, nonnegative):
         return torch.uint8 if nonnegative else torch.int8
+
+    def _stored(self, codes):  # fragment order: position 16a + 2j + e holds column 8j + 2a + e
+        return codes.view(*codes.shape[:2], 8, 4, 2).transpose(2, 3).reshape(codes.shape[0], -1)
+
+    def _in_column_order(self, data):
+        return data.reshape(data.shape[0], -1, 4, 8, 2).transpose(2, 3).reshape(data.shape[0], -1, BLOCK)
 
     def decode(self, enc):
         x = super().decode(enc)
@@ -239,8 +293,7 @@ class Int8Codec(_BlockCodec):
             q = torch.where(inv[..., None] > 0, q.clamp(1.0, 255.0), torch.zeros_like(q))
         else:
             q = q.clamp(-127.0, 127.0)
-        enc.data.copy_(_unblocks(q, x.shape[1]).to(enc.data.dtype))
-        enc.scale.copy_(absmax / qmax)
+        self._store_codes(enc, q, absmax / qmax)
 
 
 @register
@@ -260,5 +313,4 @@ class FP8Codec(_BlockCodec):
         q = (blocks * inv[..., None]).clamp(-FP8_MAX, FP8_MAX)
         if enc.nonnegative:
             q = torch.where(blocks > 0, q.clamp(min=FP8_MIN_SUBNORMAL), torch.zeros_like(q))
-        enc.data.copy_(_unblocks(q, x.shape[1]).to(torch.float8_e4m3fn))
-        enc.scale.copy_(absmax / FP8_MAX)
+        self._store_codes(enc, q, absmax / FP8_MAX)

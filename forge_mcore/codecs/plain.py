@@ -37,7 +37,7 @@ class _PlainCodec(StateCodec):
     dtype: torch.dtype
 
     def zeros(self, shape, device, nonnegative, init=0.0):
-        return EncodedState(torch.full(shape, init, dtype=self.dtype, device=device), None, nonnegative)
+        return EncodedState(torch.full(shape, init, dtype=self.dtype, device=device), None, nonnegative, shape[1])
 
     def decode(self, enc):
         return enc.data.to(torch.float32, copy=True)

@@ -179,12 +179,13 @@ def fused_wgrad_step_kernel(
     if PREFETCH and MODE == 0:
         # The epilogue's weight and state tiles travel HBM -> L2 while the main loop runs.
         prefetch_tile_l2(w_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+        state_cols = tl.where(NB == 0, N, NB * 64)  # (a block codec's codes come in whole blocks)
         if HAS_S0:
-            prefetch_tile_l2(s0_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+            prefetch_tile_l2(s0_raw, om, on_a, M, state_cols, BLOCK_M, BLOCK_N)
         if HAS_S1:
-            prefetch_tile_l2(s1_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+            prefetch_tile_l2(s1_raw, om, on_a, M, state_cols, BLOCK_M, BLOCK_N)
         if HAS_S2:
-            prefetch_tile_l2(s2_raw, om, on_a, M, N, BLOCK_M, BLOCK_N)
+            prefetch_tile_l2(s2_raw, om, on_a, M, state_cols, BLOCK_M, BLOCK_N)
 
     # ---- main loop: G tile = sum over K chunks of dY_k^T X_k, fp32 ----------
     if not SLAB_TMA:

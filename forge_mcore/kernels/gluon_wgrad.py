@@ -36,11 +36,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from ..codecs.blockwise import int8_decode, int8_encode
+from ..codecs.blockwise import fragment_to_logical, int8_codes, int8_decode_biased, int8_encode, logical_to_fragment
 from ..rules.base import load_hyper
 from .configs import GLUON_KERNELS
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
-from .tl_bits import bf16_to_f32
+from .tl_bits import bf16_to_f32, code_biased_f32
 
 # Gluon ops that later Tritons renamed (3.6's names; 3.7 renamed the barrier, 3.9 the TMA copies
 # and dropped the old names): the kernel runs on each.
@@ -63,6 +63,20 @@ def _mma_layout(block_m, half, num_warps):
     while n > max(half // warps[1], 8) or half % n:
         n -= 8
     return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps, instr_shape=[16, n, 16])
+
+
+@triton.constexpr_function
+def _fragment_layout(mma_layout):
+    """Registers of a column half of int8 codes as stored (fragment order, ``codecs/blockwise.py``),
+    for the rule's wgmma layout of 64 x 64 over four warps: each thread holds 16 contiguous codes
+    of each of its two rows (one 16-byte shared-memory access per row), and
+    ``fragment_to_logical`` of them puts every code in the register the wgmma layout has it in
+    (the conversion only renames registers; ``scripts/probe_fragment_codes.py``)."""
+    if mma_layout != _mma_layout(64, 64, 4):
+        raise ValueError(f"int8 codes in fragment order need the 64 x 64, four-warp wgmma layout, not {mma_layout}")
+    return gl.DistributedLinearLayout(
+        reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], lane_bases=[[0, 16], [0, 32], [1, 0], [2, 0], [4, 0]],
+        warp_bases=[[16, 0], [32, 0]], block_bases=[], shape=[64, 64])
 
 
 @gluon.jit
@@ -202,11 +216,12 @@ def _row_scales(scales, om, on, M, NB, ROWS: gl.constexpr, layout: gl.constexpr,
 @gluon.jit
 def _load_state(buf, i, row_scales, layout: gl.constexpr, INT8: gl.constexpr, NONNEG: gl.constexpr):
     """A state's half tile in fp32: widened, or (int8) decoded with its rows' scales."""
-    raw = buf.index(i).load(layout)
     if INT8:
-        return int8_decode(raw, row_scales, NONNEG)
+        # widened where each thread's codes are four to a register, then reordered (registers renamed)
+        biased = code_biased_f32(buf.index(i).load(_fragment_layout(layout)))
+        return int8_decode_biased(gl.convert_layout(fragment_to_logical(biased), layout), row_scales, NONNEG)
     else:
-        return _widen(raw)
+        return _widen(buf.index(i).load(layout))
 
 
 @gluon.jit
@@ -216,7 +231,8 @@ def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl
     """A state's half tile back into its buffer: narrowed, or (int8) encoded, its rows' scales stored."""
     if INT8:
         codes, scales = int8_encode(v, inside, NONNEG, MASK_EDGES, FAST_DIVISION)
-        buf.index(i).store(codes)
+        codes = gl.convert_layout(logical_to_fragment(codes), _fragment_layout(v.type.layout))
+        buf.index(i).store(int8_codes(codes, NONNEG))  # (narrowed four to a register)
         gl.store(scale_ptr + rows * NB + on // 64, scales, mask=row_ok & (on < N))
     else:
         buf.index(i).store(v.to(buf.dtype))
@@ -857,13 +873,15 @@ def gluon_ws_fused_step_kernel(
     TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
-    # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (the absent states: any descriptor, unused).
+    # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
+    # absent states: any descriptor, unused).
     # A tile is ROW_BLOCKS x ROWS rows (1: ping-pong; 2: cooperative, or tall ping-pong; 4:
     # cooperative tall) by 2 x HALF columns.
     # INT8: the states are int8 codes (uint8 for NONNEG ones, coding sqrt) with one fp32 scale per
     # row and 64-column block in s*_scale (M x NB); otherwise the scales are unused.
-    # MASK_EDGES: int8 states past the weight's edge are zeroed before their block's absmax;
-    # False where the rule keeps them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there).
+    # MASK_EDGES: int8 states past the weight's edge are zeroed before their block's absmax (and
+    # coded canonically where a partial last block is stored whole); False where the rule keeps
+    # them zero by itself (``Rule.zero_stays_zero``; TMA reads zeros there) and N is whole blocks.
     # FAST_DIVISION: the int8 codec's per-row divisions by div_rn's fast path (``TileConfig.fast_division``).
     # Launched with one program per SM (or fewer).
     # num_warps: one consumer warpgroup's (two consumers, a tile buffer each, or with SHARED_TILE
@@ -988,8 +1006,10 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
     trace_tiles = trace.shape[2] if trace is not None else 0
     sources = [p[0] if p is not None else weight for p in states]  # (the absent states': never read)
     # cp.async fills where every row starts 16-element aligned (Triton then knows each copy is 16
-    # bytes); elsewhere this config's tiles come by TMA, into the same buffers
-    tile_lsu = cfg.tile_fill == "lsu" and N % 16 == 0 and all(t.stride(0) % 16 == 0 for t in (weight, *sources))
+    # bytes) and the states are as wide as the weight (their fills stop at its edge; block codes are
+    # stored in whole blocks); elsewhere this config's tiles come by TMA, into the same buffers
+    tile_lsu = (cfg.tile_fill == "lsu" and N % 16 == 0 and all(t.stride(0) % 16 == 0 for t in (weight, *sources))
+                and all(t.shape[1] == N for t in sources))
     plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
@@ -998,7 +1018,8 @@ def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scal
             UPDATE=state.rule.triton_update, VARIANT=state.variant,
             HAS_S0=states[0] is not None, HAS_S1=states[1] is not None, HAS_S2=states[2] is not None,
             HAS_GRAD_SCALE=grad_scale is not None, INT8=state.codec.name == "int8",
-            MASK_EDGES=not state.rule.zero_stays_zero,
+            # (int8 codes past the edge of a partial last block are stored too: zeroed, they are canonical)
+            MASK_EDGES=not state.rule.zero_stays_zero or (state.codec.name == "int8" and N % 64 != 0),
             FAST_DIVISION=cfg.fast_division and state.codec.name == "int8",
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),

@@ -105,29 +105,21 @@ def sqrt(x):
 def code_biased_f32(codes):
     """2^23 + c for uint8 codes c, 2^23 + 128 + c for int8 ones, as fp32 (exact): the code's byte
     (a signed one with its sign bit flipped, c + 128) permuted into the mantissa of 2^23, one
-    byte permute per element (a pair of codes per register)."""
+    byte permute per element on a register of four codes (the int8 codec's stored order gives a
+    Gluon thread its codes four to a register: ``codecs/blockwise.py``)."""
     if INTERPRETING:
         return codes.to(tl.float32) + (8388608.0 if codes.dtype == tl.uint8 else 8388736.0)
     elif codes.dtype == tl.uint8:
         return tl.inline_asm_elementwise(
-            "prmt.b32 $0, $2, 0x4B000000, 0x7540; prmt.b32 $1, $2, 0x4B000000, 0x7541;",
-            "=r,=r,r", [codes], dtype=tl.float32, is_pure=True, pack=2)
+            "prmt.b32 $0, $4, 0x4B000000, 0x7540; prmt.b32 $1, $4, 0x4B000000, 0x7541; "
+            "prmt.b32 $2, $4, 0x4B000000, 0x7542; prmt.b32 $3, $4, 0x4B000000, 0x7543;",
+            "=r,=r,=r,=r,r", [codes], dtype=tl.float32, is_pure=True, pack=4)
     else:
         return tl.inline_asm_elementwise(
-            "{ .reg .b32 w; xor.b32 w, $2, 0x8080; prmt.b32 $0, w, 0x4B000000, 0x7540; "
-            "prmt.b32 $1, w, 0x4B000000, 0x7541; }",
-            "=r,=r,r", [codes], dtype=tl.float32, is_pure=True, pack=2)
-
-
-@triton.jit
-def code_to_f32(codes):
-    """uint8 / int8 codes as fp32 (exact); other dtypes (fp8) by a plain conversion."""
-    if codes.dtype == tl.uint8:
-        return code_biased_f32(codes) - 8388608.0
-    elif codes.dtype == tl.int8:
-        return code_biased_f32(codes) - 8388736.0
-    else:
-        return codes.to(tl.float32)
+            "{ .reg .b32 w; xor.b32 w, $4, 0x80808080; prmt.b32 $0, w, 0x4B000000, 0x7540; "
+            "prmt.b32 $1, w, 0x4B000000, 0x7541; prmt.b32 $2, w, 0x4B000000, 0x7542; "
+            "prmt.b32 $3, w, 0x4B000000, 0x7543; }",
+            "=r,=r,=r,=r,r", [codes], dtype=tl.float32, is_pure=True, pack=4)
 
 
 @triton.jit
@@ -143,6 +135,19 @@ def rounded_low_byte(x, inv):
         z = tl.inline_asm_elementwise("fma.rn.f32 $0, $1, $2, 0f4B400000;", "=r,r,r", [x, inv], dtype=tl.float32,
                                       is_pure=True, pack=1)
         return z.to(tl.int32, bitcast=True)
+
+
+@triton.jit
+def low_bytes(z, UNSIGNED: tl.constexpr):
+    """The low byte of each int32 of ``z`` as uint8 (UNSIGNED) or int8: compiled, four to a register
+    by three byte permutes, where a plain narrowing packs them a byte at a time."""
+    if INTERPRETING:
+        return z.to(tl.uint8 if UNSIGNED else tl.int8)
+    else:
+        return tl.inline_asm_elementwise(
+            "{ .reg .b32 lo, hi; prmt.b32 lo, $1, $2, 0x0040; prmt.b32 hi, $3, $4, 0x0040; "
+            "prmt.b32 $0, lo, hi, 0x5410; }",
+            "=r,r,r,r,r", [z], dtype=tl.uint8 if UNSIGNED else tl.int8, is_pure=True, pack=4)
 
 
 @triton.jit

@@ -56,6 +56,31 @@ def test_int8_round_trip_within_half_a_step(shape, nonnegative):
         assert (err <= bound * (1 + 1e-5)).all(), "documented relative_error exceeded"
 
 
+@pytest.mark.parametrize("nonnegative", [False, True])
+def test_int8_codes_are_stored_in_fragment_order_in_whole_blocks(nonnegative):
+    """Position 16a + 2j + e of a 64-column block holds column 8j + 2a + e; a partial last block is
+    stored whole, its missing columns as encoding zeros writes them (one step, for sqrt v, in a block
+    that is not flushed; zero otherwise)."""
+    codec = get_codec("int8")
+    rows, cols = 3, 133  # two whole blocks and a block of 5 columns
+    q = torch.arange(cols).remainder(64).float().repeat(rows, 1) + (2.0 if nonnegative else -40.0)
+    q[:, 63::64] = 255.0 if nonnegative else 127.0  # each block's absmax: codes are the values themselves
+    q[:, 128 + 4] = 255.0 if nonnegative else 127.0
+    q[2, 128:] = 0.0  # a flushed partial block
+    enc = codec.zeros((rows, cols), "cpu", nonnegative)
+    codec.encode_(enc, q.square() if nonnegative else q)
+    assert enc.shape == (rows, cols) and enc.data.shape == (rows, 192)
+    stored = enc.data.float()
+    for a, j, e in [(0, 0, 0), (0, 0, 1), (1, 0, 0), (3, 7, 1), (2, 5, 0), (0, 7, 1)]:
+        for block in range(3):
+            col = 64 * block + 8 * j + 2 * a + e
+            want = q[:2, col] if col < cols else torch.full((2,), 1.0 if nonnegative else 0.0)
+            assert torch.equal(stored[:2, 64 * block + 16 * a + 2 * j + e], want), (a, j, e, block)
+    assert torch.equal(codec.codes(enc)[:2, :cols].float(), q[:2])
+    assert not codec.codes(enc)[2, 128:].any(), "a flushed block's codes must be zeros, padding included"
+    assert torch.equal(codec.decode(enc), (q.square() if nonnegative else q))
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("nonnegative", [False, True])
 def test_fp8_round_trip(shape, nonnegative):

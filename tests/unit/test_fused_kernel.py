@@ -143,6 +143,8 @@ def check_states(s_tr, s_ref, codec, steps):
             assert torch.isfinite(da).all(), f"{spec.name}: non-finite state"
             assert (err <= steps * step + 1e-6 * de.abs().max()).all(), f"{spec.name}: off by more than {steps} steps"
             assert (err > 0.5 * step).float().mean().item() <= 0.02, f"{spec.name}: more than 2% of codes differ"
+            past_edge = s_tr.codec.codes(a)[:, a.columns:], s_ref.codec.codes(e)[:, e.columns:]
+            assert torch.equal(*past_edge), f"{spec.name}: the codes past the last column are not the twin's"
 
 
 def check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, store, lr, steps, teacher_forced=False):
