@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from .codecs import EncodedState, StateCodec, WeightStore, default_weight_store, get_codec, get_weight_store
+from .codecs.base import CODES_VERSION
 from .rules import MAX_STATE_SLOTS, Rule, StateSpec, get_rule
 
 # The stochastic-rounding seed travels as an fp32 scalar: keep it exact.
@@ -173,7 +174,7 @@ class ForgeParamState:
         (codes and scales, not re-encoded), master, step, scalar state, seed."""
         return {
             "rule": self.rule.name, "state_dtype": self.codec.name, "weight_store": self.store.name,
-            "step": self.step, "scalars": dict(self.scalars), "base_seed": self.base_seed,
+            "codes_version": CODES_VERSION, "step": self.step, "scalars": dict(self.scalars), "base_seed": self.base_seed,
             "states": {
                 spec.name: {"data": self.slots[spec.slot].data, "scale": self.slots[spec.slot].scale}
                 for spec in self.specs
@@ -190,16 +191,28 @@ class ForgeParamState:
         names = {spec.name for spec in self.specs}
         if set(sd["states"]) != names:
             raise ValueError(f"state_dict holds states {sorted(sd['states'])}, this rule needs {sorted(names)}")
+        version = sd.get("codes_version", 1)  # (state_dicts before version 2 have no key)
+        if version not in (1, CODES_VERSION):
+            raise ValueError(f"state_dict has codes_version {version!r}; this forge_mcore reads 1 and {CODES_VERSION}")
         pairs = []
         for spec in self.specs:
             slot, saved = self.slots[spec.slot], sd["states"][spec.name]
-            pairs.append((slot.data, saved["data"], f"{spec.name}.data"))
+            data = saved["data"]
+            if version == 1 and self.codec.block is not None:
+                # block codes in the older layout (M x N, column order): translated exactly, once checked
+                if not (_is_tensor_like(data, slot.shape, slot.data.dtype)
+                        and _is_tensor_like(saved["scale"], slot.scale.shape, slot.scale.dtype)):
+                    raise ValueError(f"state_dict entry {spec.name} does not match: expected {slot.data.dtype} codes "
+                                     f"{slot.shape} and {slot.scale.dtype} scales {tuple(slot.scale.shape)} "
+                                     "(codes_version 1)")
+                data = self.codec.codes_from_version_1(data, saved["scale"], slot.nonnegative)
+            pairs.append((slot.data, data, f"{spec.name}.data"))
             if slot.scale is not None:
                 pairs.append((slot.scale, saved["scale"], f"{spec.name}.scale"))
         if self.master is not None:
             pairs.append((self.master, sd["master"], "master"))
         for dst, src, name in pairs:
-            if not isinstance(src, torch.Tensor) or src.shape != dst.shape or src.dtype != dst.dtype:
+            if not _is_tensor_like(src, tuple(dst.shape), dst.dtype):
                 raise ValueError(f"state_dict entry {name} does not match: expected {dst.dtype} {tuple(dst.shape)}")
         with torch.no_grad():
             for dst, src, _ in pairs:
@@ -220,6 +233,10 @@ class PendingStep:
     values: list[float]
     step: int
     scalars: dict[str, float]
+
+
+def _is_tensor_like(x: Any, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
+    return isinstance(x, torch.Tensor) and tuple(x.shape) == tuple(shape) and x.dtype == dtype
 
 
 def copy_scalars_to_device(dst: torch.Tensor, rows: list[list[float]]) -> None:

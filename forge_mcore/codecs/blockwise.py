@@ -233,6 +233,16 @@ class _BlockCodec(StateCodec):
         """The inverse of ``_stored``: (M, 64 * NB) as stored -> (M, NB, 64) in column order."""
         return data.reshape(data.shape[0], -1, BLOCK)
 
+    def _padding_codes(self, scale: torch.Tensor, nonnegative: bool) -> torch.Tensor:
+        """(M, NB) fp32: the code of a zero in each block, as encoding writes a partial block's missing columns."""
+        return torch.zeros_like(scale)
+
+    def codes_from_version_1(self, codes, scale, nonnegative):
+        blocks = _blocks(codes.float())  # (every code is exact in fp32)
+        pad = torch.arange(blocks.shape[1] * BLOCK, device=codes.device).view(1, -1, BLOCK) >= codes.shape[1]
+        blocks = torch.where(pad, self._padding_codes(scale, nonnegative)[..., None], blocks)
+        return self._stored(blocks.to(codes.dtype))
+
     def zeros(self, shape, device, nonnegative, init=0.0):
         enc = EncodedState(
             torch.zeros(shape[0], self.stored_columns(shape[1]), dtype=self._code_dtype(nonnegative), device=device),
@@ -275,6 +285,9 @@ class Int8Codec(_BlockCodec):
 
     def _in_column_order(self, data):
         return data.reshape(data.shape[0], -1, 4, 8, 2).transpose(2, 3).reshape(data.shape[0], -1, BLOCK)
+
+    def _padding_codes(self, scale, nonnegative):  # sqrt v: one step in a block that is not flushed
+        return (scale > 0).float() if nonnegative else torch.zeros_like(scale)
 
     def decode(self, enc):
         x = super().decode(enc)

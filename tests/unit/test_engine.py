@@ -146,6 +146,38 @@ def test_state_dict_round_trip_continues_identically():
             assert torch.equal(a.data, b.data) and torch.equal(a.scale, b.scale)
 
 
+@pytest.mark.parametrize("state_dtype", ["int8", "fp8", "bf16"])
+def test_a_codes_version_1_state_dict_loads_exactly(state_dtype):
+    """A state_dict from before codes_version 2 (no key; codes M x N in column order) loads into
+    today's layout (block codecs: whole blocks; int8: fragment order) bit for bit; an unknown version
+    is refused before anything is written."""
+    import forge_mcore as fm
+
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(5, 133, generator=gen)  # two whole 64-column blocks and a partial one
+    saved = fm.ForgeParamState.create(w, "adamw", {"lr": 0.01}, state_dtype)
+    for slot in saved.slots:
+        if slot is not None:
+            x = torch.randn(5, 133, generator=gen)
+            x[3] = 0.0  # a row of flushed blocks
+            saved.codec.encode_(slot, x.abs() if slot.nonnegative else x)
+    sd = saved.state_dict()
+    assert sd.pop("codes_version") == 2
+    sd["states"] = {name: dict(entry, data=saved.codec.codes(saved.slots[spec.slot])[:, :133]
+                               if saved.codec.block else entry["data"])
+                    for (name, entry), spec in zip(sd["states"].items(), saved.specs)}
+    loaded = fm.ForgeParamState.create(w, "adamw", {"lr": 0.01}, state_dtype)
+    loaded.load_state_dict(sd)
+    for a, b in zip(saved.slots, loaded.slots):
+        if a is not None:
+            assert torch.equal(a.data.view(torch.uint8), b.data.view(torch.uint8)), "codes differ"
+            assert a.scale is None or torch.equal(a.scale, b.scale)
+    fresh = fm.ForgeParamState.create(w, "adamw", {"lr": 0.01}, state_dtype)
+    with pytest.raises(ValueError, match="codes_version 3"):
+        fresh.load_state_dict(dict(saved.state_dict(), codes_version=3))
+    assert all(not s.data.view(torch.uint8).any() for s in fresh.slots if s is not None)
+
+
 def test_bad_configuration_raises():
     with pytest.raises(ValueError, match="grad_accumulation"):
         ForgeEngine(grad_accumulation=0)
