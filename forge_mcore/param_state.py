@@ -174,7 +174,8 @@ class ForgeParamState:
         (codes and scales, not re-encoded), master, step, scalar state, seed."""
         return {
             "rule": self.rule.name, "state_dtype": self.codec.name, "weight_store": self.store.name,
-            "codes_version": CODES_VERSION, "step": self.step, "scalars": dict(self.scalars), "base_seed": self.base_seed,
+            "codes_version": CODES_VERSION, "step": self.step, "scalars": dict(self.scalars),
+            "base_seed": self.base_seed,
             "states": {
                 spec.name: {"data": self.slots[spec.slot].data, "scale": self.slots[spec.slot].scale}
                 for spec in self.specs
