@@ -167,8 +167,8 @@ def test_vanishing_int8_momentum_in_the_kernel_matches_the_twin():
     for backend in ("triton", "torch"):
         state = fm.ForgeParamState.create(w.clone(), "sgd", dict(momentum=0.9, lr=0.1), "int8", "fp32")
         momentum = state.slots[state.specs[0].slot]
-        momentum.data[:, :32] = 127
-        momentum.scale.fill_(1e-37 / 127)  # decodes to 1e-37 in the first half of each row, 0 in the rest
+        momentum.data[:, :32] = 127  # (half of each row's columns: the codes' first 32 positions)
+        momentum.scale.fill_(1e-37 / 127)  # decodes to 1e-37 there, 0 in the rest
         weight = w.clone()
         group = state.rule.make_group(momentum=0.9, lr=0.1)
         state.prepare_step(group)  # step 1 initializes the buffer from the gradient; use step 2
