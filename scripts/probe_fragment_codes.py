@@ -1,5 +1,6 @@
 """Compile-only probe: can the Gluon kernel read and write int8 codes 16 bytes at a time per thread, if the
-codes are stored permuted within each 64-column block ("fragment order")?
+codes are stored permuted within each 64-column block ("fragment order")? (Session 32 asked; since session 33
+the kernel stores them so: ``codecs/blockwise.py``, ``gluon_wgrad._fragment_layout``, which this probe uses.)
 
     python scripts/probe_fragment_codes.py
 
@@ -16,7 +17,9 @@ No GPU is needed."""
 from __future__ import annotations
 
 import collections
+import os
 import re
+import sys
 
 import torch
 import triton
@@ -28,6 +31,10 @@ from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import mangle_type
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from forge_mcore.codecs.blockwise import fragment_to_logical, logical_to_fragment  # noqa: E402
+from forge_mcore.kernels.gluon_wgrad import _fragment_layout, _mma_layout  # noqa: E402
 
 
 @gluon.jit
@@ -41,13 +48,12 @@ def codes_probe(c_desc, out_desc, STORED_L: gl.constexpr, MMA_L: gl.constexpr, F
     mbarrier.wait(bar, 0)
     if FRAGMENT:
         stored = smem.load(STORED_L)  # position p = 16a + 2j + e holds logical column 8j + 2a + e
-        codes = gl.convert_layout(stored.reshape([64, 4, 8, 2]).permute((0, 2, 1, 3)).reshape([64, 64]), MMA_L)
+        codes = gl.convert_layout(fragment_to_logical(stored), MMA_L)
     else:
         codes = smem.load(MMA_L)
     codes = codes + 1
     if FRAGMENT:
-        back = codes.reshape([64, 8, 4, 2]).permute((0, 2, 1, 3)).reshape([64, 64])
-        smem.store(gl.convert_layout(back, STORED_L))
+        smem.store(gl.convert_layout(logical_to_fragment(codes), STORED_L))
     else:
         smem.store(codes)
     fence_async_shared()
@@ -60,10 +66,8 @@ def compile_probe(fragment: bool):
     x = torch.empty(64, 64, dtype=torch.uint8)
     layout = gl.NVMMASharedLayout.get_default_for([64, 64], gl.uint8)
     desc = TensorDescriptor.from_tensor(x, [64, 64], layout)
-    stored = gl.DistributedLinearLayout(
-        reg_bases=[[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], lane_bases=[[0, 16], [0, 32], [1, 0], [2, 0], [4, 0]],
-        warp_bases=[[16, 0], [32, 0]], block_bases=[], shape=[64, 64])
-    mma = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    mma = _mma_layout(64, 64, 4)
+    stored = _fragment_layout(mma)
     constexprs = dict(STORED_L=stored, MMA_L=mma, FRAGMENT=fragment, num_warps=4)
     sig = {"c_desc": mangle_type(desc), "out_desc": mangle_type(desc), **{k: "constexpr" for k in constexprs}}
     src = GluonASTSource(codes_probe, sig, constexprs, {})
