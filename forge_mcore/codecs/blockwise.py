@@ -140,10 +140,11 @@ def int8_decode(codes, row_scales, NONNEG: tl.constexpr):
 
 @triton.jit
 def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True, FAST_DIVISION: tl.constexpr = False):
-    """(codes, row scales) of tile ``x``, each code the low byte of an int32 (``int8_codes`` narrows
-    them, four to a register once reordered as stored); ``inside``: where the tile lies within the
-    tensor (elements past its edge must not raise their block's absmax). MASK_EDGES=False: the caller
-    knows they are zero already (``Rule.zero_stays_zero``), and ``inside`` is not read.
+    """(codes, row scales) of tile ``x``, each code the low byte of an int32 (``low_bytes(codes,
+    NONNEG)`` narrows them, four to a register once reordered as stored); ``inside``: where the
+    tile lies within the tensor (elements past its edge must not raise their block's absmax).
+    MASK_EDGES=False: the caller knows they are zero already (``Rule.zero_stays_zero``), and
+    ``inside`` is not read.
     FAST_DIVISION: the per-row divisions by div_rn's fast path (``tl_bits``; the same bits)."""
     if NONNEG:
         qmax: tl.constexpr = 255.0
@@ -171,11 +172,6 @@ def int8_encode(x, inside, NONNEG: tl.constexpr, MASK_EDGES: tl.constexpr = True
     return rounded_low_byte(x, inv[:, None]), scales
 
 
-@triton.jit
-def int8_codes(low_byte_codes, NONNEG: tl.constexpr):
-    """``int8_encode``'s codes as stored: uint8 for NONNEG states, else int8."""
-    return low_bytes(low_byte_codes, NONNEG)
-
 
 @triton.jit
 def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constexpr, NONNEG: tl.constexpr,
@@ -188,7 +184,7 @@ def int8_load(src, scale_ptr, om, on, M, N, NB, BM: tl.constexpr, BN: tl.constex
 def int8_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TMA: tl.constexpr):
     _, inside = tile_index(om, on, M, N, x.shape[0], x.shape[1])
     codes, scales = int8_encode(x, inside, NONNEG)
-    store_tile(dst, om, on, M, NB * 64, int8_codes(logical_to_fragment(codes), NONNEG), USE_TMA)
+    store_tile(dst, om, on, M, NB * 64, low_bytes(logical_to_fragment(codes), NONNEG), USE_TMA)
     _store_scales(scale_ptr, om, on, M, N, NB, scales, x.shape[0], x.shape[1])
 
 
@@ -281,7 +277,7 @@ class Int8Codec(_BlockCodec):
         return torch.uint8 if nonnegative else torch.int8
 
     def _stored(self, codes):  # fragment order: position 16a + 2j + e holds column 8j + 2a + e
-        return codes.view(*codes.shape[:2], 8, 4, 2).transpose(2, 3).reshape(codes.shape[0], -1)
+        return codes.reshape(*codes.shape[:2], 8, 4, 2).transpose(2, 3).reshape(codes.shape[0], -1)
 
     def _in_column_order(self, data):
         return data.reshape(data.shape[0], -1, 4, 8, 2).transpose(2, 3).reshape(data.shape[0], -1, BLOCK)

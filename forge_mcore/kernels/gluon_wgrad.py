@@ -36,11 +36,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from ..codecs.blockwise import fragment_to_logical, int8_codes, int8_decode_biased, int8_encode, logical_to_fragment
+from ..codecs.blockwise import fragment_to_logical, int8_decode_biased, int8_encode, logical_to_fragment
 from ..rules.base import load_hyper
 from .configs import GLUON_KERNELS
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
-from .tl_bits import bf16_to_f32, code_biased_f32
+from .tl_bits import bf16_to_f32, code_biased_f32, low_bytes
 
 # Gluon ops that later Tritons renamed (3.6's names; 3.7 renamed the barrier, 3.9 the TMA copies
 # and dropped the old names): the kernel runs on each.
@@ -232,7 +232,7 @@ def _store_state(buf, i, v, scale_ptr, rows, row_ok, on, N, NB, inside, INT8: gl
     if INT8:
         codes, scales = int8_encode(v, inside, NONNEG, MASK_EDGES, FAST_DIVISION)
         codes = gl.convert_layout(logical_to_fragment(codes), _fragment_layout(v.type.layout))
-        buf.index(i).store(int8_codes(codes, NONNEG))  # (narrowed four to a register)
+        buf.index(i).store(low_bytes(codes, NONNEG))  # (uint8 for NONNEG states; four to a register)
         gl.store(scale_ptr + rows * NB + on // 64, scales, mask=row_ok & (on < N))
     else:
         buf.index(i).store(v.to(buf.dtype))
