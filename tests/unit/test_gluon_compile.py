@@ -9,6 +9,7 @@ has no GPU-scope fence (the telemetry atomics are relaxed: acq_rel fenced each t
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -31,3 +32,19 @@ def test_every_gluon_config_compiles_for_sm90_with_every_rule_family():
     assert all(" sass " in line and "MEMBAR.GPU=" not in line for line in lines), lines
     # (a cp.async tile producer once compiled at the strides above and failed on the GPU at this one)
     assert [line for line in lines if " 200x776 " in line and " gluon_ws:" in line], lines
+
+
+def test_int8_codes_move_sixteen_bytes_at_a_time_without_shuffles():
+    """The int8 codes' stored order (``gluon_wgrad._fragment_layout``, ``blockwise.fragment_to_logical``)
+    lets a thread load and store its 16 codes of a row in one 16-byte access, and the relabelling to
+    the wgmma layout moves no data: no shuffle or barrier beyond the plain load's
+    (``scripts/probe_fragment_codes.py``, compile-only)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "probe_fragment_codes.py")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    counts = {line[:14].strip(): ast.literal_eval(line[15:]) for line in run.stdout.splitlines()}
+    plain, fragment = counts["wgmma layout"], counts["fragment order"]
+    assert fragment.get("LDS.128") == 2 and fragment.get("STS.128") == 2, fragment
+    assert not [op for op in fragment if op.startswith(("LDS.U", "STS.U", "SHFL"))], fragment
+    assert fragment.get("BAR.SYNC.DEFER_BLOCKING", 0) <= plain.get("BAR.SYNC.DEFER_BLOCKING", 0), (plain, fragment)
