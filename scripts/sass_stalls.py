@@ -2,6 +2,11 @@
 whole kernel and over each loop body (a backward branch's range).
 
     python scripts/sass_stalls.py REPORT_sass.csv[.gz] [--min-len 500]
+    python scripts/sass_stalls.py DIR/073.sass [...] [--min-len 500]    # loops of compiled SASS, no GPU
+
+A ``.sass`` file is what ``scripts/compile_check.py --dump-sass DIR`` writes (``cuobjdump -sass``): for
+it the loops' sizes and the opcodes that matter to the rule (FFMA, FMUL, MUFU, PRMT, LDS, STS, HGMMA)
+are printed instead of stall samples.
 
 REPORT_sass.csv is what ``SOURCE=1 bash scripts/device/ncu_kernel.sh`` writes (``ncu --page source
 --csv --print-source sass``). Prints, for the kernel and for every loop of at least ``--min-len``
@@ -45,13 +50,24 @@ def stall_counts(header: list[str], rows: list[tuple[int, list[str]]]) -> collec
     return counts
 
 
-def loops(header: list[str], rows: list[tuple[int, list[str]]], min_len: int) -> list[tuple[int, int]]:
-    """[start, end] row indices of every innermost backward branch's body of at least ``min_len`` rows."""
-    source = header.index("Source")
-    index = {a: i for i, (a, _) in enumerate(rows)}
+def read_dump(path: str) -> list[tuple[int, str]]:
+    """[(address, instruction)] of a ``cuobjdump -sass`` listing."""
+    found = (re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line) for line in open(path))
+    return [(int(m.group(1), 16), m.group(2)) for m in found if m]
+
+
+def opcode(instruction: str) -> str:
+    """An instruction's opcode without its predicate or modifiers: ``@!P0 FFMA.FTZ R1, ...`` -> FFMA."""
+    return re.sub(r"^@!?U?P\w+\s+", "", instruction).split(".")[0].split()[0]
+
+
+def loops(instructions: list[tuple[int, str]], min_len: int) -> list[tuple[int, int]]:
+    """[start, end] indices of every innermost backward branch's body of at least ``min_len``
+    instructions, in [(address, SASS text)]."""
+    index = {a: i for i, (a, _) in enumerate(instructions)}
     found = set()
-    for i, (a, r) in enumerate(rows):
-        target = re.search(r"BRA\b.*?0x([0-9a-f]+)", r[source])
+    for i, (a, text) in enumerate(instructions):
+        target = re.search(r"BRA\b.*?0x([0-9a-f]+)", text)
         if target and int(target.group(1), 16) < a and int(target.group(1), 16) in index:
             start = index[int(target.group(1), 16)]
             if i + 1 - start >= min_len:
@@ -67,21 +83,36 @@ def shares(counts: collections.Counter, top: int = 7) -> str:
     return ", ".join(f"{k} {v / total:.2f}" for k, v in counts.most_common(top))
 
 
+def print_dump_loops(path: str, min_len: int) -> None:
+    instructions = read_dump(path)
+    print(f"{path}: {len(instructions)} instructions")
+    for start, end in loops(instructions, min_len):
+        kinds = collections.Counter(opcode(text) for _, text in instructions[start:end + 1])
+        print(f"  loop {hex(instructions[start][0])}-{hex(instructions[end][0])}: {end + 1 - start} instructions ("
+              + ", ".join(f"{k} {kinds[k]}" for k in ("HGMMA", "MUFU", "FFMA", "FMUL", "PRMT", "LDS", "STS")) + ")")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("csv")
+    p.add_argument("csv", nargs="+", help="an ncu SASS CSV, or cuobjdump .sass listings")
     p.add_argument("--min-len", type=int, default=500)
     args = p.parse_args()
+    if all(path.endswith(".sass") for path in args.csv):
+        for path in args.csv:
+            print_dump_loops(path, args.min_len)
+        return
+    if len(args.csv) != 1:
+        p.error("one ncu SASS CSV at a time")
+    args.csv = args.csv[0]
     header, rows = read_rows(args.csv)
     source = header.index("Source")
     whole = stall_counts(header, rows)
     total = sum(whole.values())
     print(f"{args.csv}: {len(rows)} instructions, {total:.0f} samples; kernel: {shares(whole)}")
-    for start, end in loops(header, rows, args.min_len):
+    for start, end in loops([(a, r[source]) for a, r in rows], args.min_len):
         body = rows[start:end + 1]
         counts = stall_counts(header, body)
-        kinds = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", r[source]).split(".")[0].split()[0]
-                                    for _, r in body if r[source])
+        kinds = collections.Counter(opcode(r[source]) for _, r in body if r[source])
         print(f"  loop {hex(body[0][0])}-{hex(body[-1][0])}: {len(body)} instructions (HGMMA {kinds['HGMMA']}, "
               f"MUFU {kinds['MUFU']}), {sum(counts.values()) / total:.3f} of samples: {shares(counts)}")
 
