@@ -217,6 +217,21 @@ def test_pointer_tiles_beside_tma_slabs(monkeypatch, codec):
     check_weights(w0, w_tr, w_ref, s_tr, s_ref, codec, "bf16", g["lr"], STEPS)
 
 
+@pytest.mark.parametrize("case", [RULE_CASES[1], next(c for c in RULE_CASES if c[0] == "adam" and c[1].get("amsgrad"))],
+                         ids=case_id)
+def test_int8_codes_of_a_partial_block_through_tensor_descriptors(monkeypatch, case):
+    """int8 codes stored in whole blocks (wider than the weight) read and written through tensor
+    descriptors, with a partial last block (208 = 3 x 64 + 16 columns): the codes past the weight's
+    edge are the twin's (``check_states``), signed and sqrt-coded states alike."""
+    seen = []
+    monkeypatch.setattr(ops, "launch_observer", lambda cfg, args, cx: seen.append(cx["TILE_TMA"]))
+    w0, (w_tr, s_tr), (w_ref, s_ref), g = run_both(*case, "int8", "bf16", (72, 208, 37), tma_aligned=True)
+    assert seen and all(seen), "the tiles did not go through tensor descriptors"
+    assert all(s.data.shape == (72, 256) for s in s_tr.slots if s is not None)
+    check_states(s_tr, s_ref, "int8", STEPS)
+    check_weights(w0, w_tr, w_ref, s_tr, s_ref, "int8", "bf16", g["lr"], STEPS)
+
+
 @pytest.mark.parametrize("codec,store", [("bf16", "bf16"), ("int8", "bf16"), ("fp32", "fp32_master")])
 def test_pipelined_epilogue(monkeypatch, codec, store):
     """The epilogue's halves as a software-pipelined loop (``TileConfig.epilogue_stages``)
