@@ -201,8 +201,8 @@ class ForgeParamState:
             data = saved["data"]
             if version == 1 and self.codec.block is not None:
                 # block codes in the older layout (M x N, column order): translated exactly, once checked
-                if not (_is_tensor_like(data, slot.shape, slot.data.dtype)
-                        and _is_tensor_like(saved["scale"], slot.scale.shape, slot.scale.dtype)):
+                if not (_is_tensor_of(data, slot.shape, slot.data.dtype)
+                        and _is_tensor_of(saved["scale"], slot.scale.shape, slot.scale.dtype)):
                     raise ValueError(f"state_dict entry {spec.name} does not match: expected {slot.data.dtype} codes "
                                      f"{slot.shape} and {slot.scale.dtype} scales {tuple(slot.scale.shape)} "
                                      "(codes_version 1)")
@@ -213,7 +213,7 @@ class ForgeParamState:
         if self.master is not None:
             pairs.append((self.master, sd["master"], "master"))
         for dst, src, name in pairs:
-            if not _is_tensor_like(src, tuple(dst.shape), dst.dtype):
+            if not _is_tensor_of(src, tuple(dst.shape), dst.dtype):
                 raise ValueError(f"state_dict entry {name} does not match: expected {dst.dtype} {tuple(dst.shape)}")
         with torch.no_grad():
             for dst, src, _ in pairs:
@@ -236,7 +236,8 @@ class PendingStep:
     scalars: dict[str, float]
 
 
-def _is_tensor_like(x: Any, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
+def _is_tensor_of(x: Any, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
+    """Whether ``x`` is a tensor of this shape and dtype (what a state_dict entry must be)."""
     return isinstance(x, torch.Tensor) and tuple(x.shape) == tuple(shape) and x.dtype == dtype
 
 

@@ -75,11 +75,6 @@ class StateCodec:
         """Number of scale blocks per row (0 for unscaled codecs)."""
         return 0 if self.block is None else -(-n_cols // self.block)
 
-    def codes_from_version_1(self, codes: torch.Tensor, scale: torch.Tensor | None,
-                             nonnegative: bool) -> torch.Tensor:
-        """Codes saved in ``CODES_VERSION`` 1's layout (M x N, column order) as this codec stores them."""
-        return codes
-
     def stored_columns(self, n_cols: int) -> int:
         """Columns of the codes of an ``n_cols``-column state: whole blocks for scaled codecs."""
         return n_cols if self.block is None else self.scale_blocks(n_cols) * self.block

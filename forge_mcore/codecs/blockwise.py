@@ -233,7 +233,9 @@ class _BlockCodec(StateCodec):
         """(M, NB) fp32: the code of a zero in each block, as encoding writes a partial block's missing columns."""
         return torch.zeros_like(scale)
 
-    def codes_from_version_1(self, codes, scale, nonnegative):
+    def codes_from_version_1(self, codes: torch.Tensor, scale: torch.Tensor, nonnegative: bool) -> torch.Tensor:
+        """Codes saved in ``base.CODES_VERSION`` 1's layout (M x N, column order) as stored now (plain
+        codecs' layout did not change)."""
         blocks = _blocks(codes.float())  # (every code is exact in fp32)
         pad = torch.arange(blocks.shape[1] * BLOCK, device=codes.device).view(1, -1, BLOCK) >= codes.shape[1]
         blocks = torch.where(pad, self._padding_codes(scale, nonnegative)[..., None], blocks)
