@@ -160,7 +160,7 @@ class TileConfig:
 # Curated base set (H100/H200, bf16 operands). Order is irrelevant: all are timed.
 # Small tiles and register caps buy CTAs per SM: with two or three resident, one
 # tile's epilogue (HBM-bound) runs beside another's main loop (tensor cores).
-# Measured on one H200 (docs/kernel.md; results/2026-11-30/session2/grid/sweep.csv and
+# Measured on one H200 (docs/kernel_history.md; results/2026-11-30/session2/grid/sweep.csv and
 # session4/call1/gpu*/sweep.csv): 64-row tiles win at BT <= 1024, with the pipelined
 # epilogue (epilogue_stages=2: a half's weight/state loads issued together, the next
 # half's before this half's update) on 6 of 8 AdamW bf16 cells and, with the L2
@@ -235,9 +235,10 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(128, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=1, kernel="gluon_tall"),
     # Ping-pong on 128-row tiles ("gluon_tall", session 14): at BT <= 1024 the 64-row ping-pong
     # tile's slab reads from L2 (48 B per output and k-step) cap the step below 70% of its floor
-    # (docs/kernel.md, "L2 cap"); a 128-row tile reads 32. Against the tuned configs in one call
-    # (results/2026-12-01/session14/call4/): AdamW bf16 (four-deep) 1.02-1.11x at BT 1024 and
-    # 1.03-1.05x at BT 4096 on the 4096-class shapes (1024x4096: 0.98x), 0.93-0.99x at BT 512;
+    # (docs/kernel_history.md, after session 13: "A bound for the current tiles"); a 128-row tile
+    # reads 32. Against the tuned configs in one call (results/2026-12-01/session14/call4/): AdamW
+    # bf16 (four-deep) 1.02-1.11x at BT 1024 and 1.03-1.05x at BT 4096 on the 4096-class shapes
+    # (1024x4096: 0.98x), 0.93-0.99x at BT 512;
     # SGD-momentum (five-deep: a tile of 4 B per element) 1.08-1.22x at BT 1024. Not for int8 states
     # (``gluon_wgrad.applies``).
     TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall"),

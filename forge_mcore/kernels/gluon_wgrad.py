@@ -414,7 +414,7 @@ def _rule_half(acc, h, base, om, on, tile_bufs, codec, row_scales, hyper, grad_s
 # per tile, ``COOPERATIVE``):
 # - ping-pong (1, CUTLASS's schedule for epilogue-heavy GEMMs): a unit is a whole 64-row
 #   tile, the consumers take alternate tiles and their main loops take turns, so one's rule
-#   and stores run beside the other's GEMM. Measured in session 8 (docs/kernel.md, five-deep
+#   and stores run beside the other's GEMM. Measured in session 8 (docs/kernel_history.md, five-deep
 #   ring): 0.96-1.38x the committed Triton configs in 30 cells at BT <= 1024, faster in 28;
 #   a single consumer, which ran its rule between its own main loops, was 0.81-0.87x.
 # - cooperative (2): a unit is one 64-row half of a 128-row tile, both consumers work on the

@@ -1,5 +1,5 @@
 """Instruction issue rate against a loop body's code size: is there a cliff where the body
-outgrows an instruction cache (docs/kernel.md, session 31)?
+outgrows an instruction cache (docs/kernel_history.md, session 31)?
 
     python3 scripts/device/icache_probe.py      # device; -> JSON lines and $OUT/icache_probe.{json,csv,png}
 

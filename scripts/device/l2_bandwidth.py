@@ -1,5 +1,5 @@
 """Read bandwidth of L2 and HBM as the SMs see it: the ceiling the fused kernel's slab stream
-works against at small BT (docs/kernel.md "Next").
+works against at small BT (docs/kernel_history.md, sessions 11-13).
 
     python3 scripts/device/l2_bandwidth.py        # device; -> JSON lines and $OUT/l2_bandwidth.json
 
