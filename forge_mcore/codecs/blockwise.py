@@ -241,7 +241,7 @@ class _BlockCodec(StateCodec):
         blocks = torch.where(pad, self._padding_codes(scale, nonnegative)[..., None], blocks)
         return self._stored(blocks.to(codes.dtype))
 
-    def zeros(self, shape, device, nonnegative, init=0.0):
+    def zeros(self, shape: tuple[int, int], device: torch.device, nonnegative: bool, init: float = 0.0) -> EncodedState:
         enc = EncodedState(
             torch.zeros(shape[0], self.stored_columns(shape[1]), dtype=self._code_dtype(nonnegative), device=device),
             torch.zeros(shape[0], self.scale_blocks(shape[1]), dtype=torch.float32, device=device),
@@ -256,7 +256,7 @@ class _BlockCodec(StateCodec):
         """The codes of ``enc`` in column order, whole blocks: (M, 64 * NB), the state's N first."""
         return self._in_column_order(enc.data).reshape(enc.data.shape[0], -1)
 
-    def decode(self, enc):
+    def decode(self, enc: EncodedState) -> torch.Tensor:
         x = self._in_column_order(enc.data).float() * enc.scale[..., None]
         return x.reshape(x.shape[0], -1)[:, : enc.columns]
 
@@ -287,11 +287,11 @@ class Int8Codec(_BlockCodec):
     def _padding_codes(self, scale, nonnegative):  # sqrt v: one step in a block that is not flushed
         return (scale > 0).float() if nonnegative else torch.zeros_like(scale)
 
-    def decode(self, enc):
+    def decode(self, enc: EncodedState) -> torch.Tensor:
         x = super().decode(enc)
         return x * x if enc.nonnegative else x
 
-    def encode_(self, enc, x):
+    def encode_(self, enc: EncodedState, x: torch.Tensor) -> None:
         qmax = 255.0 if enc.nonnegative else 127.0
         u = x.float().clamp(min=0).sqrt() if enc.nonnegative else x.float()
         blocks = _blocks(u)
@@ -317,7 +317,7 @@ class FP8Codec(_BlockCodec):
     def _code_dtype(self, nonnegative):
         return torch.float8_e4m3fn
 
-    def encode_(self, enc, x):
+    def encode_(self, enc: EncodedState, x: torch.Tensor) -> None:
         blocks = _blocks(x.float())
         absmax = blocks.abs().amax(dim=-1)
         inv = torch.where(absmax > FLUSH_BELOW, torch.full_like(absmax, FP8_MAX) / absmax, torch.zeros_like(absmax))

@@ -36,13 +36,13 @@ def bf16_store(dst, scale_ptr, om, on, M, N, NB, x, NONNEG: tl.constexpr, USE_TM
 class _PlainCodec(StateCodec):
     dtype: torch.dtype
 
-    def zeros(self, shape, device, nonnegative, init=0.0):
+    def zeros(self, shape: tuple[int, int], device: torch.device, nonnegative: bool, init: float = 0.0) -> EncodedState:
         return EncodedState(torch.full(shape, init, dtype=self.dtype, device=device), None, nonnegative, shape[1])
 
-    def decode(self, enc):
+    def decode(self, enc: EncodedState) -> torch.Tensor:
         return enc.data.to(torch.float32, copy=True)
 
-    def encode_(self, enc, x):
+    def encode_(self, enc: EncodedState, x: torch.Tensor) -> None:
         enc.data.copy_(x)
 
 

@@ -94,7 +94,8 @@ class BF16StochasticStore(WeightStore):
     name, weight_dtype, stochastic = "bf16_sr", torch.bfloat16, True
     triton_load, triton_store = bf16_weight_load, bf16_sr_weight_store
 
-    def store_(self, weight, master, w, generator=None):
+    def store_(self, weight: torch.Tensor, master: torch.Tensor | None, w: torch.Tensor,
+               generator: torch.Generator | None = None) -> None:
         weight.copy_(stochastic_round_bf16(w, generator))
 
 
@@ -102,7 +103,8 @@ class FP32MasterStore(WeightStore):
     name, weight_dtype, has_master = "fp32_master", torch.bfloat16, True
     triton_load, triton_store = master_weight_load, master_weight_store
 
-    def store_(self, weight, master, w, generator=None):
+    def store_(self, weight: torch.Tensor, master: torch.Tensor | None, w: torch.Tensor,
+               generator: torch.Generator | None = None) -> None:
         master.copy_(w)
         weight.copy_(w)
 

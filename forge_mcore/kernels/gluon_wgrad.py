@@ -22,6 +22,7 @@ Gluon kernel, one consumer): ``docs/perf_log.md`` rows 9, 12, 13.
 
 import functools
 import os
+from typing import TYPE_CHECKING
 
 import torch
 import triton
@@ -38,9 +39,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from ..codecs.blockwise import fragment_to_logical, int8_decode_biased, int8_encode, logical_to_fragment
 from ..rules.base import load_hyper
-from .configs import GLUON_KERNELS
+from .configs import GLUON_KERNELS, TileConfig
 from .fused_wgrad import TELEMETRY_SEM, _tile_ids
+from .launch import BoundLaunch, DirectLauncher
 from .tl_bits import bf16_to_f32, code_biased_f32, low_bytes
+
+if TYPE_CHECKING:  # (param_state imports the kernels)
+    from ..param_state import ForgeParamState
 
 # Gluon ops that later Tritons renamed (3.6's names; 3.7 renamed the barrier, 3.9 the TMA copies
 # and dropped the old names): the kernel runs on each.
@@ -960,7 +965,8 @@ def _descriptor(t, block):
 SMEM_LIMIT = 226 * 1024
 
 
-def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
+def applies(cfg: TileConfig, state: "ForgeParamState", dy: torch.Tensor, accum: torch.Tensor | None, slab_tma: bool,
+            tile_tma: bool) -> bool:
     """Whether the Gluon kernel runs this step with ``cfg``: a fused step (no accumulator) with
     bf16 dY/X, every operand TMA-aligned, plain or int8 states (int8 on tall tiles spills its rule:
     0.59-0.81x the speed at BT <= 1024, session 14, where the sweeps do not pick it), a bf16 or fp32
@@ -977,8 +983,10 @@ def applies(cfg, state, dy, accum, slab_tma: bool, tile_tma: bool) -> bool:
     return cfg.smem_bytes(2) + halves * half_bytes <= SMEM_LIMIT
 
 
-def launch(cfg, dy, x, weight, state, states, hyper, sumsq, nonfinite, grad_scale, cache: dict | None,
-           bind: bool = False, mainloop_only: bool = False, trace: torch.Tensor | None = None):
+def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, state: "ForgeParamState",
+           states: list[tuple[torch.Tensor, torch.Tensor | None] | None], hyper: torch.Tensor, sumsq: torch.Tensor,
+           nonfinite: torch.Tensor, grad_scale: torch.Tensor | None, cache: dict | None, bind: bool = False,
+           mainloop_only: bool = False, trace: torch.Tensor | None = None) -> BoundLaunch | None:
     """The fused step of ``weight`` (``state``: its ``ForgeParamState``; ``states``: the
     (codes, scales or None) pairs of its slots, None where a slot is empty) through
     ``gluon_ws_fused_step_kernel`` (one program per SM at most) with ``cfg``'s geometry,
@@ -1054,7 +1062,7 @@ def _programs(cfg, M: int, N: int, device_index: int) -> int:
     return min(_tiles(cfg, M, N), _sm_count(device_index))
 
 
-def trace_buffer(cfg, M: int, N: int, device: torch.device) -> torch.Tensor:
+def trace_buffer(cfg: TileConfig, M: int, N: int, device: torch.device) -> torch.Tensor:
     """A zeroed ``trace`` for ``launch`` of an M x N weight with ``cfg``: [programs, consumers,
     units per consumer, phases] int64."""
     programs = _programs(cfg, M, N, device.index)
@@ -1073,8 +1081,6 @@ _VARYING_ARGS = (0, 1, 9)
 
 @functools.cache
 def _launcher():
-    from .launch import DirectLauncher
-
     return DirectLauncher(gluon_ws_fused_step_kernel)
 
 

@@ -42,7 +42,8 @@ class Adagrad(Rule):
     def hyper(self, group: Mapping[str, Any], step: int, scalars: dict[str, float]) -> list[float]:
         return [group["lr"] / (1.0 + (step - 1) * group["lr_decay"]), group["weight_decay"], group["eps"]]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         clr, wd, eps = h
         g = g + wd * w
         s[0].add_(g * g)

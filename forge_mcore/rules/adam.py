@@ -83,7 +83,8 @@ class _AdamBase(Rule):
             math.sqrt(1.0 - beta2**step),
         ]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         wd, decay, omb1, beta2, omb2, eps, step_size, bc2_sqrt = h
         g = g + wd * w
         w.mul_(decay)

@@ -38,7 +38,8 @@ class Adamax(Rule):
         beta1, beta2 = group["betas"]
         return [group["weight_decay"], 1.0 - beta1, beta2, group["eps"], group["lr"] / (1.0 - beta1**step)]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         wd, omb1, beta2, eps, clr = h
         g = g + wd * w
         s[0].add_(omb1 * (g - s[0]))

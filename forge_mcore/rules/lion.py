@@ -46,7 +46,8 @@ class Lion(Rule):
         beta1, beta2 = group["betas"]
         return [lr, 1.0 - lr * group["weight_decay"], beta1, 1.0 - beta1, beta2, 1.0 - beta2]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         lr, decay, beta1, omb1, beta2, omb2 = h
         c = beta1 * s[0] + omb1 * g
         w.mul_(decay).sub_(lr * torch.sign(c))

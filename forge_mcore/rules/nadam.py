@@ -76,7 +76,8 @@ class NAdam(Rule):
             lr * mu_next / (1.0 - mu_product * mu_next),
         ]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         wd, decay, omb1, beta2, omb2, bc2, eps, grad_coef, mom_coef = h
         g = g + wd * w
         w.mul_(decay)

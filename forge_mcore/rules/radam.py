@@ -70,7 +70,8 @@ class RAdam(Rule):
             1.0 if adaptive else 0.0,
         ]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         wd, decay, omb1, beta2, omb2, eps, bc1, lr, bc2_sqrt, rect, adaptive = h
         g = g + wd * w
         w.mul_(decay)

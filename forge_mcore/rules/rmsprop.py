@@ -69,7 +69,8 @@ class RMSprop(Rule):
         alpha = group["alpha"]
         return [group["lr"], group["weight_decay"], alpha, 1.0 - alpha, group["eps"], group["momentum"]]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         lr, wd, alpha, oma, eps, momentum = h
         g = g + wd * w
         s[0].mul_(alpha).add_(oma * (g * g))

@@ -67,7 +67,8 @@ class SGD(Rule):
             group["momentum"],
         ]
 
-    def reference_update(self, g, w, s, h, variant):
+    def reference_update(self, g: torch.Tensor, w: torch.Tensor, s: list[torch.Tensor | None], h: list[float],
+                         variant: int) -> None:
         lr, wd, buf_decay, buf_coef, momentum = h
         g = g + wd * w
         if variant & MOMENTUM:
