@@ -22,6 +22,7 @@ Gluon kernel, one consumer): ``docs/perf_log.md`` rows 9, 12, 13.
 
 import functools
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -984,7 +985,7 @@ def applies(cfg: TileConfig, state: "ForgeParamState", dy: torch.Tensor, accum: 
 
 
 def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, state: "ForgeParamState",
-           states: list[tuple[torch.Tensor, torch.Tensor | None] | None], hyper: torch.Tensor, sumsq: torch.Tensor,
+           states: Sequence[tuple[torch.Tensor, torch.Tensor | None] | None], hyper: torch.Tensor, sumsq: torch.Tensor,
            nonfinite: torch.Tensor, grad_scale: torch.Tensor | None, cache: dict | None, bind: bool = False,
            mainloop_only: bool = False, trace: torch.Tensor | None = None) -> BoundLaunch | None:
     """The fused step of ``weight`` (``state``: its ``ForgeParamState``; ``states``: the
