@@ -393,6 +393,10 @@ def _serial_model(csv_paths: list[str], calls: list[list[dict]]) -> str:
             lines.append(f"| {r['shape']} | {bt} | {r['arm']} | {step_us:.1f} | {loop_us:.1f} | "
                          f"{epilogue_us:.1f} | {loop_us + epilogue_us:.1f} | {step_us / (loop_us + epilogue_us):.2f} | "
                          f"{cap_us:.1f} | {100 * floor_us / max(cap_us, floor_us):.0f}% |")
+    lines.append("\nThe main loop alone is a graph of one call, the step a graph of one call per rotation set, so "
+                 "at the small cells the main loop carries more of a graph replay's fixed cost, and the sum and "
+                 "the cap with it are too high by up to that cost (`scripts/device/graph_length.py` measures it "
+                 "per cell and graph length).")
     return "\n".join(lines)
 
 
