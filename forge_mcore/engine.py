@@ -128,6 +128,9 @@ class ForgeEngine:
         self._hyper: torch.Tensor | None = None  # (weights, scalars): every weight's per-step scalars
         self._prepared_iteration = -1
         self.grad_scale: torch.Tensor | None = None  # set by a clipping mode
+        # What a second backward before step() is told to do (a placement names its own arguments)
+        self.accumulation_advice = ("For gradient accumulation over micro-batches pass "
+                                    "grad_accumulation=<micro-batches> (exact accumulation)")
         self.last_sumsq: torch.Tensor | None = None
         self.last_nonfinite: torch.Tensor | None = None
 
@@ -230,8 +233,7 @@ class ForgeEngine:
         if handle.stepped_iteration == self.iteration and not self.deferred:
             raise RuntimeError(
                 f"{handle.name}: a second backward reached this fused weight before optimizer.step(); "
-                "its update already happened. For gradient accumulation over micro-batches pass "
-                "grad_accumulation=<micro-batches> (exact accumulation); a weight used twice per "
+                f"its update already happened. {self.accumulation_advice}; a weight used twice per "
                 "forward must not be fused"
             )
         handle.micro_batches += 1

@@ -144,10 +144,12 @@ def check_forge_setup(
             "gradient is a partial sum over its replicas. Raise --expert-model-parallel-size until every expert "
             "lives on one rank, or keep the experts stock (--forge-scope dense, ForgeMegatronConfig.experts=False)"
         )
-    if num_microbatches is not None and num_microbatches > 1:
+    deferred = clip_grad > 0 and forge.clip == "exact"  # gradients materialized, stepped at step()
+    if num_microbatches is not None and num_microbatches > 1 and not deferred:
         raise ValueError(
             f"{num_microbatches} micro-batches per step: FORGE steps each fused weight in its backward, so a "
             "later micro-batch would read weights already updated. Use one micro-batch per step "
-            "(--global-batch-size = --micro-batch-size x data-parallel size) until exact accumulation is wired "
-            "for pipelines"
+            "(--global-batch-size = --micro-batch-size x data-parallel size), or --forge-clip exact with "
+            "--clip-grad > 0 (the fused gradients are accumulated in fp32 and stepped at step(): exact, costs "
+            "the gradient memory), until exact accumulation is wired for pipelines"
         )

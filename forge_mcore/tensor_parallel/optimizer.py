@@ -140,10 +140,18 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         self._carrier = torch.zeros(1, dtype=torch.float32, device=device)
         self._carrier.grad = torch.ones(1, dtype=torch.float32, device=device)
         self._carrier.decoupled_grad = self._carrier.grad  # read by clipping under the precision-aware optimizer
-        self._bind(layers, config, config_overrides, rule_hyperparameters(rule, config))
+        engine.accumulation_advice = (
+            "FORGE's megatron optimizer takes one micro-batch per step: run the schedule with "
+            "num_microbatches=1 (--global-batch-size = --micro-batch-size x data-parallel size), or "
+            "--forge-clip exact with --clip-grad > 0 (gradients accumulated in fp32). Pass num_microbatches= to "
+            "get_megatron_optimizer_with_forge so that this is refused when the optimizer is built")
+        # config_overrides match the names megatron's _get_param_groups sees: each chunk's own
+        # named_parameters(), wrappers included ("module.decoder..."), no chunk prefix
+        megatron_names = {id(p): name for chunk in model_chunks for name, p in chunk.named_parameters()}
+        self._bind(layers, megatron_names, config, config_overrides, rule_hyperparameters(rule, config))
 
     # ---- construction --------------------------------------------------------
-    def _bind(self, layers, config, config_overrides, hparams) -> None:
+    def _bind(self, layers, megatron_names, config, config_overrides, hparams) -> None:
         overrides = get_standard_config_overrides(config) if config_overrides is None else config_overrides
         groups: dict[tuple, dict] = {}
         # The kernel folds DDP's gradient averaging in: experts see tokens from every
@@ -157,7 +165,7 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
                     handles.append(None)
                     continue
                 full_name = f"{name}.{suffix}"
-                group = self._group(groups, param, full_name, config, overrides, hparams)
+                group = self._group(groups, param, megatron_names[id(param)], config, overrides, hparams)
                 scale = dp_scale if layer.is_expert else 1.0
                 handles.append(self.engine.manage(
                     full_name, param.data.view(param.shape[0], -1), param, group,

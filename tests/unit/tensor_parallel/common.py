@@ -74,20 +74,25 @@ def gpt_batch(step: int) -> dict:
     return dict(input_ids=tokens[:, :-1], position_ids=position_ids, attention_mask=None, labels=tokens[:, 1:])
 
 
-def train_step(model, optimizer, scheduler, step: int) -> tuple[float, float]:
-    """One megatron-core training iteration: (loss, grad norm)."""
+def train_step(model, optimizer, scheduler, step: int, micro_batches: int = 1) -> tuple[float, float]:
+    """One megatron-core training iteration over ``gpt_batch(step)`` split into ``micro_batches``
+    along the batch, each loss divided by their count (as megatron's schedules do): (loss, grad norm)."""
     from megatron.core.distributed import finalize_model_grads
 
     model.zero_grad_buffer()
     optimizer.zero_grad()
-    loss = model(**gpt_batch(step)).float().mean()
-    loss.backward()
+    batch, loss = gpt_batch(step), 0.0
+    for part in range(micro_batches):
+        micro = {k: None if v is None else v.chunk(micro_batches)[part] for k, v in batch.items()}
+        micro_loss = model(**micro).float().mean() / micro_batches
+        micro_loss.backward()
+        loss += micro_loss.item()
     finalize_model_grads([model])
     ok, grad_norm, _ = optimizer.step()
     assert ok
     if scheduler is not None:
         scheduler.step(1)
-    return loss.item(), grad_norm
+    return loss, grad_norm
 
 
 def param_scheduler(optimizer):

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.distributed as dist
 from megatron.core import dist_checkpointing
-from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+from megatron.core.optimizer import OptimizerConfig, ParamKey, get_megatron_optimizer
 
 from forge_mcore.tensor_parallel import ForgeMegatronConfig, forge_layers, get_megatron_optimizer_with_forge
 from tests.helpers import assert_close_verbose
@@ -31,14 +31,17 @@ def _optimizer_config(**overrides) -> OptimizerConfig:
                               **overrides})
 
 
-def _arms(tp: int, sequence_parallel: bool, forge_config: ForgeMegatronConfig, **opt_overrides):
+def _arms(tp: int, sequence_parallel: bool, forge_config: ForgeMegatronConfig, *, config_overrides=None,
+          num_microbatches=None, **opt_overrides):
     init_parallel(tp=tp)
     config = transformer_config(sequence_parallel=sequence_parallel)
     stock, forge = build_gpt(config, forge=False), build_gpt(config, forge=True)
     for (name, a), b in zip(stock.state_dict().items(), forge.state_dict().values()):
         assert a is None or torch.equal(a, b), f"{name}: the arms start from different weights"
-    stock_opt = get_megatron_optimizer(_optimizer_config(**opt_overrides), [stock])
-    forge_opt = get_megatron_optimizer_with_forge(_optimizer_config(**opt_overrides), [forge], forge_config)
+    stock_opt = get_megatron_optimizer(_optimizer_config(**opt_overrides), [stock], config_overrides)
+    forge_opt = get_megatron_optimizer_with_forge(_optimizer_config(**opt_overrides), [forge], forge_config,
+                                                  config_overrides=config_overrides,
+                                                  num_microbatches=num_microbatches)
     return stock, stock_opt, forge, forge_opt
 
 
@@ -59,16 +62,17 @@ def _assert_fused_weights_left_megatron(model, chained) -> None:
     assert megatron_params, "the stock parameters (embedding, norms) must stay with megatron"
 
 
-def _compare(stock, stock_opt, forge, forge_opt, steps=STEPS, rtol=2e-5, fused_too=True):
+def _compare(stock, stock_opt, forge, forge_opt, steps=STEPS, rtol=2e-5, fused_too=True, micro_batches=1):
     fused = {id(p) for p in _fused_params(forge)}
     schedulers = [param_scheduler(stock_opt), param_scheduler(forge_opt)]
     for step in range(steps):
-        loss_s, norm_s = train_step(stock, stock_opt, schedulers[0], step)
-        loss_f, norm_f = train_step(forge, forge_opt, schedulers[1], step)
+        loss_s, norm_s = train_step(stock, stock_opt, schedulers[0], step, micro_batches)
+        loss_f, norm_f = train_step(forge, forge_opt, schedulers[1], step, micro_batches)
         assert_close_verbose(torch.tensor(loss_f), torch.tensor(loss_s), rtol=1e-5, what=f"step {step} loss")
         assert_close_verbose(torch.tensor(norm_f), torch.tensor(norm_s), rtol=1e-5, what=f"step {step} grad norm")
         # the scheduler drives the lr the kernel reads next
-        assert {g["lr"] for g in forge_opt.chained_optimizers[-1].param_groups} == {stock_opt.param_groups[0]["lr"]}
+        assert {g["lr"] for g in forge_opt.chained_optimizers[-1].param_groups} <= {
+            g["lr"] for g in stock_opt.param_groups}
         for (name, a), b in zip(stock.named_parameters(), forge.parameters()):
             if fused_too or id(b) not in fused:
                 assert_close_verbose(b, a.detach(), rtol=rtol, atol=1e-6, what=f"step {step} {name}")
@@ -91,6 +95,27 @@ def gpt_matches_stock_tp2_sequence_parallel(rank, world_size):
 def gpt_clip_exact_matches_stock_tp2(rank, world_size):
     stock, stock_opt, forge, forge_opt = _arms(2, False, ForgeMegatronConfig(clip="exact"), clip_grad=0.05)
     _compare(stock, stock_opt, forge, forge_opt)
+
+
+@on_ranks(2)
+def gpt_config_overrides_match_stock_tp2(rank, world_size):
+    """A name pattern matches the fused weights as megatron's _get_param_groups matches the stock
+    ones: against the wrapped chunk's own names (DDP's "module." included)."""
+    layer0 = {ParamKey(name="module.decoder.layers.0.*"): {"max_lr": 0.005, "min_lr": 0.0005}}
+    stock, stock_opt, forge, forge_opt = _arms(2, False, ForgeMegatronConfig(), config_overrides=layer0)
+    groups = forge_opt.chained_optimizers[-1].engine.param_groups
+    fused_layer0 = {id(p) for name, layer in forge_layers([forge]) if name.startswith("decoder.layers.0.")
+                    for p in (layer.weight, layer.bias) if p is not None}
+    assert fused_layer0 and {id(p) for g in groups if g["max_lr"] == 0.005 for p in g["params"]} == fused_layer0
+    _compare(stock, stock_opt, forge, forge_opt)
+
+
+@on_ranks(2)
+def gpt_clip_exact_two_micro_batches_tp2(rank, world_size):
+    """Under --forge-clip exact the fused gradients are accumulated, so micro-batches are accepted."""
+    stock, stock_opt, forge, forge_opt = _arms(2, False, ForgeMegatronConfig(clip="exact"), clip_grad=0.05,
+                                               num_microbatches=2)
+    _compare(stock, stock_opt, forge, forge_opt, micro_batches=2)
 
 
 @on_ranks(2)
@@ -150,7 +175,8 @@ def checkpoint_round_trip_tp2(rank, world_size):
 
 
 SCENARIOS = [gpt_matches_stock_tp2, gpt_matches_stock_tp2_sequence_parallel, gpt_clip_exact_matches_stock_tp2,
-             gpt_clip_previous_tp2, checkpoint_round_trip_tp2]
+             gpt_config_overrides_match_stock_tp2, gpt_clip_exact_two_micro_batches_tp2, gpt_clip_previous_tp2,
+             checkpoint_round_trip_tp2]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)

@@ -26,7 +26,7 @@ from forge_mcore.tensor_parallel import (
     use_forge_output_layer,
 )
 
-from .common import FFN, HIDDEN, SEQ, VOCAB, Container, build_gpt, init_parallel, transformer_config
+from .common import FFN, HIDDEN, SEQ, VOCAB, Container, build_gpt, gpt_batch, init_parallel, transformer_config
 from .ranks import on_ranks
 
 
@@ -96,6 +96,14 @@ def refusals_single_rank(rank, world_size):
     mlp.fc1.weight.data = mlp.fc1.weight.data.clone()  # as if the model were moved after the optimizer was built
     with pytest.raises(RuntimeError, match="storage changed"):
         mlp.fc1(x)
+
+    # megatron-core without Megatron-LM has no micro-batch calculator: a second micro-batch is
+    # refused at its backward, in megatron's terms
+    model = build_gpt(config, forge=True)
+    ForgeMegatronOptimizer(_optimizer_config(), [model])
+    model(**gpt_batch(0)).float().mean().backward()
+    with pytest.raises(RuntimeError, match=r"num_microbatches=1 .*--forge-clip exact.*_with_forge"):
+        model(**gpt_batch(1)).float().mean().backward()
 
 
 @on_ranks(2)
