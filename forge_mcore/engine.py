@@ -63,6 +63,7 @@ class ManagedWeight:
     accum: torch.Tensor | None = None
     micro_batches: int = 0
     stepped_iteration: int = -1
+    param_version: int = -1  # param._version when the master last matched the weight
     hyper: torch.Tensor | None = field(default=None, repr=False)
     pending: PendingStep | None = field(default=None, repr=False)
     telemetry: ops.StepTelemetry | None = field(default=None, repr=False)
@@ -176,7 +177,7 @@ class ForgeEngine:
         if grad_scale is not None and grad_scale != 1:
             scale = torch.full((1,), float(grad_scale), dtype=torch.float32, device=weight.device)
         handle = ManagedWeight(name, weight, param, state, group, len(self.managed), transposed, step_when_unused,
-                               scale)
+                               scale, param_version=param._version)
         self.managed.append(handle)
         if not any(p is param for p in group["params"]):
             group["params"].append(param)
@@ -201,9 +202,8 @@ class ForgeEngine:
         if handle.transposed:
             grad_output, input = input, grad_output
         last = self._begin_backward(handle)
-        self._consume(handle, grad_output, input, last, None)
-        if last:
-            self._finish_backward(handle)
+        self._consume(handle, grad_output, input, last, None)  # raises before writing: nothing is counted
+        self._finish_backward(handle, last)
 
     def backward_rows(self, handle: ManagedWeight, input: torch.Tensor, blocks: Sequence[tuple[int, int]],
                       grad_output_of: Callable[[int, int], torch.Tensor]) -> None:
@@ -223,21 +223,26 @@ class ForgeEngine:
             raise ValueError(f"{handle.name}: row blocks {blocks[:4]}... must be consecutive non-empty ranges "
                              f"covering rows 0..{rows}")
         last = self._begin_backward(handle)
-        for start, stop in blocks:
-            self._consume(handle, grad_output_of(start, stop), input, last, (start, stop))
-        if last:
-            self._finish_backward(handle)
+        stepped = False
+        try:
+            for start, stop in blocks:
+                self._consume(handle, grad_output_of(start, stop), input, last, (start, stop))
+                stepped = last and not self.deferred
+        except BaseException:
+            if stepped:  # earlier blocks were stepped in place: count the step, as for skipped tiles
+                self._finish_backward(handle, last)
+            raise
+        self._finish_backward(handle, last)
 
     def _begin_backward(self, handle: ManagedWeight) -> bool:
-        """Count this backward's micro-batch; True when it is the last one before ``step()``."""
+        """True when this backward is the last micro-batch before ``step()`` (counted once consumed)."""
         if handle.stepped_iteration == self.iteration and not self.deferred:
             raise RuntimeError(
                 f"{handle.name}: a second backward reached this fused weight before optimizer.step(); "
                 f"its update already happened. {self.accumulation_advice}; a weight used twice per "
                 "forward must not be fused"
             )
-        handle.micro_batches += 1
-        return handle.micro_batches == self.grad_accumulation
+        return handle.micro_batches + 1 == self.grad_accumulation
 
     def _consume(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor, last: bool,
                  rows: tuple[int, int] | None) -> None:
@@ -251,8 +256,11 @@ class ForgeEngine:
         else:
             self._fused_step(handle, grad_output, input, rows)
 
-    def _finish_backward(self, handle: ManagedWeight) -> None:
-        """After the last micro-batch's backward: the step was taken (deferred: at ``step()``)."""
+    def _finish_backward(self, handle: ManagedWeight, last: bool) -> None:
+        """Count the micro-batch; after the last one the step was taken (deferred: at ``step()``)."""
+        handle.micro_batches += 1
+        if not last:
+            return
         if self.deferred:
             handle.stepped_iteration = self.iteration
         else:
@@ -293,6 +301,7 @@ class ForgeEngine:
     def _fused_step(self, handle: ManagedWeight, grad_output: torch.Tensor, input: torch.Tensor,
                     rows: tuple[int, int] | None = None) -> None:
         """The fused step of the weight, or of its rows ``rows`` (the caller commits the step)."""
+        self._sync_master(handle)
         weight, state, accum = handle.weight, handle.state, handle.accum
         if rows is not None:
             weight, state = handle.rows(*rows)
@@ -305,6 +314,20 @@ class ForgeEngine:
             accumulated=accum, grad_scale=scale, telemetry=self._telemetry(handle),
             backend=self.backend, allow_tf32=self.allow_tf32,
         )
+
+    @staticmethod
+    def _sync_master(handle: ManagedWeight) -> None:
+        """The rule reads a weight with an fp32 master from the master. A write to the parameter
+        outside the fused step (``model.load_state_dict``, an init, an EMA copy) bumps its version
+        counter, which the kernel's writes do not: the master then takes the written weight,
+        unless it still rounds to it (a checkpoint's master loaded beside its weights)."""
+        master = handle.state.master
+        if master is None or handle.param._version == handle.param_version:
+            return
+        handle.param_version = handle.param._version
+        with torch.no_grad():
+            if not torch.equal(master.to(handle.weight.dtype), handle.weight):
+                master.copy_(handle.weight)
 
     def _empty_operands(self, handle: ManagedWeight) -> tuple[torch.Tensor, torch.Tensor]:
         out_f, in_f = handle.weight.shape
@@ -331,6 +354,7 @@ class ForgeEngine:
                 self._fused_step(handle, *self._empty_operands(handle))
                 self._commit(handle)
             handle.micro_batches = 0
+        bad = {}
         if self._sumsq is not None:
             self.last_sumsq = self._sumsq.clone()
             self.last_nonfinite = self._nonfinite.clone()
@@ -338,12 +362,24 @@ class ForgeEngine:
             self._nonfinite.zero_()
             if self.on_nonfinite == "raise":
                 bad = self.nonfinite_report()
-                if bad:
-                    raise FloatingPointError(
-                        f"non-finite gradients in {len(bad)} fused weight(s), tiles skipped: "
-                        f"{dict(list(bad.items())[:5])}"
-                    )
-        self.iteration += 1
+        self.iteration += 1  # before raising: the next iteration's backward runs normally
+        if bad:
+            raise FloatingPointError(
+                f"non-finite gradients in {len(bad)} fused weight(s), tiles skipped (the rest were applied): "
+                f"{dict(list(bad.items())[:5])}"
+            )
+
+    def zero_grad(self) -> None:
+        """Discard the gradients of this iteration not yet stepped, as ``Optimizer.zero_grad``
+        discards ``.grad``: deferred gradients and the earlier micro-batches of exact
+        accumulation. A weight already stepped in its backward stays stepped."""
+        for handle in self.managed:
+            if handle.accum is None:
+                continue
+            handle.accum = None
+            handle.micro_batches = 0
+            if self.deferred:
+                handle.stepped_iteration = -1
 
     # ---- telemetry -------------------------------------------------------------
     def grad_sumsq(self, current: bool = True) -> torch.Tensor:
@@ -367,14 +403,6 @@ class ForgeEngine:
         if self._sumsq is None:
             return torch.zeros(len(self.managed), dtype=torch.float32, device=device)
         return self._sumsq.clone()
-
-    def materialized_sumsq(self) -> torch.Tensor:
-        """Deferred mode: sum of g^2 over the gradients materialized so far (device scalar)."""
-        total = torch.zeros((), dtype=torch.float32, device=self.managed[0].weight.device)
-        for h in self.managed:
-            if h.accum is not None:
-                total += h.accum.float().pow(2).sum()
-        return total
 
     def per_tensor_norms(self, current: bool = False) -> dict[str, float]:
         """{name: ||g||_2} of the last finished step (host sync)."""

@@ -19,7 +19,8 @@ module object, its parameters, hooks and state-dict keys stay the same.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -35,15 +36,38 @@ class FusedSite:
     weight: the engine handle of the (2-D) weight this call reads.
     bias: the handle of its bias, or ``None`` (no bias, or a bias left to the fallback optimizer).
     index: for a 3-D expert parameter, which expert this call reads (``param[index]``).
+    grad_node: the parameter's ``AccumulateGrad`` node (``accumulate_grad_node``), held so it
+        stays the one autograd uses: a backward that will not run it asks for other gradients.
     """
 
     engine: ForgeEngine
     weight: ManagedWeight
     bias: ManagedWeight | None = None
     index: int | None = None
+    grad_node: Any = field(default=None, repr=False)
 
     def weight_of(self, param: torch.Tensor) -> torch.Tensor:
         return param if self.index is None else param[self.index]
+
+    def steps_in_this_backward(self) -> bool:
+        """Whether the running backward wants this weight's gradient: ``loss.backward()`` does;
+        ``torch.autograd.grad(loss, x)`` and ``backward(inputs=[x])`` ask only for other
+        gradients (input saliency, gradient penalties), and must not step it."""
+        if self.grad_node is None:
+            return True
+        try:
+            return torch._C._will_engine_execute_node(self.grad_node)
+        except RuntimeError as e:  # the weight is an input of torch.autograd.grad
+            raise RuntimeError(
+                f"{self.weight.name}: torch.autograd.grad with respect to a FORGE-fused weight, which has no "
+                "gradient (it is stepped inside backward): exclude its layer from patch() (exclude=[...])"
+            ) from e
+
+
+def accumulate_grad_node(param: torch.Tensor) -> Any:
+    """The ``AccumulateGrad`` node of a leaf parameter that requires grad."""
+    with torch.enable_grad():
+        return param.view_as(param).grad_fn.next_functions[0][0]
 
 
 def _autocast_dtype(x: torch.Tensor) -> torch.dtype | None:
@@ -91,6 +115,7 @@ class ForgeLinearFunction(torch.autograd.Function):
             )
         input, param = ctx.saved_tensors
         site: FusedSite = ctx.site
+        steps = site.steps_in_this_backward()
         grad_input = grad_bias = None
         if ctx.needs_input_grad[0]:
             weight = site.weight_of(param)
@@ -98,10 +123,12 @@ class ForgeLinearFunction(torch.autograd.Function):
                 weight = weight.to(grad_output.dtype)
             grad_input = grad_output @ (weight if not site.weight.transposed else weight.t())
         if site.bias is not None:
-            site.engine.bias_backward(site.bias, grad_output)
+            if steps:
+                site.engine.bias_backward(site.bias, grad_output)
         elif ctx.needs_input_grad[2]:
             grad_bias = grad_output.reshape(-1, grad_output.shape[-1]).sum(0)
-        site.engine.backward(site.weight, grad_output, input)  # dX above used the pre-update weight
+        if steps:
+            site.engine.backward(site.weight, grad_output, input)  # dX above used the pre-update weight
         return grad_input, None, grad_bias, None
 
 

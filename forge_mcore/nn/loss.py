@@ -155,8 +155,11 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
                 return dlogits
 
             grad_weight = None
-            if site is not None:  # fused: each block's rows stepped right after their dX share
+            if site is not None and site.steps_in_this_backward():  # each block's rows stepped after their dX share
                 site.engine.backward_rows(site.weight, h, blocks, block_grad)
+            elif site is not None and grad_hidden is not None:  # a backward that asks only for dX
+                for start, stop in blocks:
+                    block_grad(start, stop)
             elif ctx.needs_input_grad[1]:
                 grad_weight = torch.empty_like(weight)
                 for start, stop in blocks:

@@ -31,9 +31,10 @@ from torch import nn
 
 from ..codecs import get_codec, get_weight_store
 from ..engine import ForgeEngine
+from ..ops import resolve_backend
 from ..rules import get_rule
 from .experts import EXPERT_PARAMS, fused_experts_class, is_fusable_experts
-from .linear import FusedSite, _FusedLinearMixin, fused_class
+from .linear import FusedSite, _FusedLinearMixin, accumulate_grad_node, fused_class
 from .loss import check_causal_lm, fuse_causal_lm_loss, unfuse_causal_lm_loss
 from .optimizer import CLIP_MODES, ForgeOptimizer, PatchReport
 from .probe import ModuleUse, probe_uses
@@ -64,7 +65,7 @@ def patch(
     accumulation_dtype: str = "fp32",
     on_nonfinite: str = "skip",
     fallback: Callable[[list[dict[str, Any]]], torch.optim.Optimizer] | None = None,
-    exclude: Iterable[str] = (),
+    exclude: str | Iterable[str] = (),
     probe_inputs: Any = None,
     allow_tf32: bool = False,
     backend: str | None = None,
@@ -92,7 +93,7 @@ def patch(
     fallback: builds the optimizer of the unfused parameters from a list of
         param-group dicts (e.g. ``torch.optim.AdamW`` or a lambda); default: the
         rule's torch.optim twin.
-    exclude: ``fnmatch`` patterns of module names never to fuse (e.g. ``"lm_head"``).
+    exclude: ``fnmatch`` patterns of module names never to fuse: one (``"lm_head"``) or several.
     probe_inputs: inputs of the probe forward: positional args (tuple), keyword
         args (dict), a tensor, or a callable ``f(model)`` that runs a forward.
         Default: tiny inputs built from an HF config, or ``model.example_inputs()``.
@@ -136,12 +137,22 @@ def patch(
                          accumulation_dtype=accumulation_dtype, deferred=clip == "exact",
                          on_nonfinite=on_nonfinite, allow_tf32=allow_tf32, backend=backend)
     _refuse_unsupported(model)
+    device = next(p.device for p in model.parameters() if p.requires_grad)
+    resolve_backend(device, backend)  # a bad backend= raises here, not in the first backward
+    exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
+    if not all(isinstance(pattern, str) for pattern in exclude):
+        raise TypeError(f"exclude must be a module-name pattern or a list of them, got {exclude!r}")
     if loss_backend is not None and not fused_loss:
         raise ValueError(f"loss_backend={loss_backend!r} is for the fused loss: pass fused_loss=True too")
     if fused_loss:
         check_causal_lm(model)
         if loss_backend not in (None, "torch", "triton"):
             raise ValueError(f"loss_backend must be 'torch', 'triton' or None, got {loss_backend!r}")
+        if loss_backend is not None:
+            try:
+                resolve_backend(device, loss_backend)
+            except ValueError as e:
+                raise ValueError(f"loss_backend={loss_backend!r}: {e}") from None
         if weight_store is not None and get_weight_store(weight_store).stochastic:
             raise ValueError(f"fused_loss=True steps the LM head in row blocks, which weight_store={weight_store!r} "
                              "cannot (each block would reuse the same random bits): use 'bf16' or 'fp32_master'")
@@ -151,7 +162,7 @@ def patch(
     usage = probe_uses(model, _probe_runner(model, probe_inputs), candidates)
 
     # 3. decisions
-    report, plan, fallback_params, fallback_names = _decide(model, candidates, usage, tuple(exclude))
+    report, plan, fallback_params, fallback_names = _decide(model, candidates, usage, exclude)
 
     # 4. state and the fallback optimizer (may raise; the model is still untouched)
     group = engine.add_param_group(hparams)
@@ -163,7 +174,6 @@ def patch(
         fb = fallback([{"params": fallback_params, **{k: v for k, v in group.items() if k != "params"}}])
         if not isinstance(fb, torch.optim.Optimizer):
             raise TypeError(f"fallback must build a torch.optim.Optimizer, got {type(fb).__name__}")
-    device = next(p.device for p in model.parameters() if p.requires_grad)
     optimizer = ForgeOptimizer(engine, fb, clip=clip, fallback_names=fallback_names, report=report, device=device)
 
     # 5. touch the model
@@ -353,6 +363,9 @@ def _verdicts(module: nn.Module, use: ModuleUse, names_of: dict[int, list[str]],
         elif p.dtype not in (torch.float32, torch.bfloat16) or not p.is_contiguous():
             layout = "" if p.is_contiguous() else " non-contiguous"
             why[attr] = f"a {p.dtype}{layout} tensor (the fused step needs contiguous fp32 or bf16)"
+        elif use.detached_saves.get(attr):
+            why[attr] = ("read outside autograd (.detach() or .data) into a tensor saved for backward, which "
+                         "would read it after its fused step")
         elif use.calls == 0:
             why[attr] = ("bypassed: read outside Module.forward" if uses else
                          "not used in the probe forward" if not use.no_grad_calls else
@@ -382,8 +395,9 @@ def _register(engine: ForgeEngine, group: dict, mname: str, module: nn.Module, a
         for attr in attrs:
             p = getattr(module, attr)
             # step_when_unused: an expert no token reached still decays (paper Remark 1)
+            node = accumulate_grad_node(p)
             sites[attr] = [FusedSite(engine, engine.manage(f"{prefix}{attr}[{e}]", p.data[e], p, group,
-                                                           step_when_unused=True), index=e)
+                                                           step_when_unused=True), index=e, grad_node=node)
                            for e in range(p.shape[0])]
         return sites
     weight = engine.manage(f"{prefix}weight", module.weight.data, module.weight, group,
@@ -391,7 +405,7 @@ def _register(engine: ForgeEngine, group: dict, mname: str, module: nn.Module, a
     bias = None
     if "bias" in attrs:
         bias = engine.manage(f"{prefix}bias", module.bias.data.view(-1, 1), module.bias, group)
-    return FusedSite(engine, weight, bias)
+    return FusedSite(engine, weight, bias, grad_node=accumulate_grad_node(module.weight))
 
 
 def _probe_runner(model: nn.Module, probe_inputs: Any) -> Callable[[], Any]:

@@ -42,6 +42,16 @@ CLIP_MODES = ("none", "exact", "previous")
 _FORMAT = "forge_mcore.patch/1"
 
 
+def _size(nbytes: int) -> str:
+    """Bytes in the largest binary unit that keeps the number at least 1 (KiB at least)."""
+    unit, value = "KiB", nbytes / 2**10
+    for bigger in ("MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        unit, value = bigger, value / 1024
+    return f"{value:,.1f} {unit}"
+
+
 @dataclass
 class PatchReport:
     """What ``patch()`` decided, per parameter (names as in ``model.named_parameters()``).
@@ -126,10 +136,11 @@ class ForgeOptimizer(torch.optim.Optimizer):
         return torch.stack(torch._foreach_norm(grads, 2, dtype=torch.float32)).square()
 
     def _fused_sumsq(self) -> torch.Tensor:
-        """Sum of g^2 of the fused weights' current gradients (exact: materialized; else from the kernel)."""
+        """Per fused weight, the sum of g^2 of its current gradient (exact: materialized; else from
+        the kernel, whose skipped tiles it leaves out), before any clip coefficient."""
         if not self.engine.managed:
-            return torch.zeros((), device=self._device)
-        return self.engine.materialized_sumsq() if self.clip == "exact" else self.engine.grad_sumsq(current=True)
+            return torch.zeros(1, device=self._device)
+        return self.engine.per_tensor_sumsq()
 
     # ---- the step ------------------------------------------------------------------
     @torch.no_grad()
@@ -153,11 +164,17 @@ class ForgeOptimizer(torch.optim.Optimizer):
             finite = torch.isfinite(sumsq)
             if not bool(finite.all()):  # one host sync per step, only to learn which tensors to skip
                 bad = [i for i, ok in enumerate(finite.tolist()) if not ok]
-        self.engine.step()  # raises on missing micro-batches, or on non-finite fused tiles under "raise"
         skipped = {self._fallback_names[id(params[i])]: 1 for i in bad}
+        try:  # raises on missing micro-batches (before anything), or on non-finite fused tiles under "raise"
+            self.engine.step()
+        except FloatingPointError:
+            self._end_iteration(params, sumsq, skipped)  # the fused weights' iteration is over
+            raise
         if skipped and self.engine.on_nonfinite == "raise":
+            self._end_iteration(params, sumsq, skipped)
             raise FloatingPointError(
-                f"non-finite gradients in {len(skipped)} fallback tensor(s): {sorted(skipped)[:5]}")
+                f"non-finite gradients in {len(skipped)} fallback tensor(s), nothing stepped in the fallback "
+                f"optimizer: {sorted(skipped)[:5]}")
         for i in bad:
             params[i].grad = None  # torch optimizers leave a parameter without a gradient untouched
         dropped = set(bad)
@@ -166,7 +183,11 @@ class ForgeOptimizer(torch.optim.Optimizer):
             torch._foreach_mul_(good, self._scale.to(good[0].device).reshape(()))
         if self.fallback is not None:
             self.fallback.step()
+        self._end_iteration(params, sumsq, skipped)
+        return loss
 
+    def _end_iteration(self, params: list[torch.Tensor], sumsq: torch.Tensor | None, skipped: dict[str, int]) -> None:
+        """The last step's telemetry; the clip coefficient of the next iteration."""
         if sumsq is not None:
             sumsq = sumsq.masked_fill(~torch.isfinite(sumsq), 0.0)
             self._last_fallback_sumsq = sumsq.sum()
@@ -176,11 +197,25 @@ class ForgeOptimizer(torch.optim.Optimizer):
         self._last_skipped = skipped
         self._scale, self._next_scale = (self._next_scale if self.clip == "previous" else None), None
         self.engine.grad_scale = self._scale
-        return loss
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """torch's ``zero_grad`` for the fallback parameters; for the fused weights, the gradients
+        of this iteration not yet stepped (``clip="exact"``, earlier micro-batches) are dropped."""
+        super().zero_grad(set_to_none)
+        self.engine.zero_grad()
+        if self.clip == "exact":
+            self._scale = self.engine.grad_scale = None  # a coefficient of the discarded gradients
 
     def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
-        """The global gradient norm (fused and fallback parameters, before clipping), and clipping
-        by the mode chosen at ``patch()``. Call it between backward and ``step()``."""
+        """The global gradient norm (fused and fallback parameters), and clipping by the mode
+        chosen at ``patch()``. Call it between backward and ``step()``.
+
+        As torch's, a second call in one iteration sees the gradients the first clipped, and
+        multiplies its coefficient in. A non-finite gradient (a skipped fused tile, a skipped
+        fallback tensor) does not enter the coefficient: it is computed from the gradients that
+        are applied, so one bad batch cannot make every later step NaN. The returned norm counts
+        everything, so it shows the bad batch. In ``"exact"`` mode a fused weight with a
+        non-finite gradient is left out whole (its tiles are skipped at ``step()``)."""
         self._check_open()
         if float(norm_type) != 2.0:
             raise ValueError(f"only norm_type=2 is supported (FORGE's telemetry is a sum of squares), got {norm_type}")
@@ -192,11 +227,18 @@ class ForgeOptimizer(torch.optim.Optimizer):
             )
         _, grads = self._fallback_grads()
         fallback = self._sumsq(grads)
-        total = self._fused_sumsq().to(self._device)
+        fused = self._fused_sumsq()
+        total, applied = fused.sum().to(self._device), fused.nan_to_num(0.0, 0.0, 0.0).sum().to(self._device)
         if fallback is not None:
             total = total + fallback.sum().to(self._device)
-        total = total.sqrt()
-        coef = torch.clamp(max_norm / (total + 1e-6), max=1.0).reshape(1).float()
+            applied = applied + fallback.nan_to_num(0.0, 0.0, 0.0).sum().to(self._device)
+        earlier = self._scale if self.clip == "exact" else self._next_scale  # this iteration's earlier calls
+        if earlier is not None:  # the norm of the gradients as those calls left them
+            total, applied = total * earlier.reshape(()).square(), applied * earlier.reshape(()).square()
+        total, applied = total.sqrt(), applied.sqrt()
+        coef = torch.clamp(max_norm / (applied + 1e-6), max=1.0).reshape(1).float()
+        if earlier is not None:
+            coef = coef * earlier
         if self.clip == "exact":
             self._scale = self.engine.grad_scale = coef
         else:
@@ -222,7 +264,11 @@ class ForgeOptimizer(torch.optim.Optimizer):
 
     # ---- persistence ---------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {
+        """FORGE's own format (not torch's ``state``/``param_groups`` layout); the optimizer's
+        ``register_state_dict_pre_hook``/``post_hook`` run as torch's do."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        state_dict = {
             "format": _FORMAT,
             "engine": self.engine.state_dict(),
             "engine_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.engine.param_groups],
@@ -230,9 +276,17 @@ class ForgeOptimizer(torch.optim.Optimizer):
             "clip": self.clip,
             "clip_scale": self._scale,
         }
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            state_dict = post_hook(self, state_dict) or state_dict
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load ``state_dict()``'s output; ``register_load_state_dict_pre_hook``/``post_hook`` run as torch's do."""
         self._check_open()
+        if isinstance(state_dict, dict):
+            state_dict = state_dict.copy()  # shallow, as torch's: a pre-hook may edit it
+            for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+                state_dict = pre_hook(self, state_dict) or state_dict
         if not isinstance(state_dict, dict) or state_dict.get("format") != _FORMAT:
             raise ValueError("not a FORGE optimizer state_dict (expected one from ForgeOptimizer.state_dict())")
         if state_dict["clip"] != self.clip:
@@ -251,6 +305,8 @@ class ForgeOptimizer(torch.optim.Optimizer):
         scale = state_dict["clip_scale"]
         self._scale = scale.to(self._device) if scale is not None else None
         self.engine.grad_scale = self._scale if self.clip == "previous" else None
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     # ---- reporting -----------------------------------------------------------------
     def summary(self) -> str:
@@ -267,11 +323,15 @@ class ForgeOptimizer(torch.optim.Optimizer):
                          "for the global norm (regime 4)")
         else:
             saved = e.gradient_bytes_saved()
-            if e.grad_accumulation > 1:
-                saved -= sum(h.weight.numel() for h in e.managed) * (4 if e.accumulation_dtype == "fp32" else 2)
-            lines.append(f"gradient bytes never allocated: {saved / 2**20:,.1f} MiB"
-                         + (" (net of the accumulation buffers)" if e.grad_accumulation > 1 else ""))
-        lines.append(f"optimizer state of fused weights: {e.state_nbytes() / 2**20:,.1f} MiB")
+            if e.grad_accumulation == 1:
+                lines.append(f"gradient bytes never allocated: {_size(saved)}")
+            else:
+                buffers = sum(h.weight.numel() for h in e.managed) * (4 if e.accumulation_dtype == "fp32" else 2)
+                lines.append(f"gradient bytes never allocated: {_size(saved)}; the "
+                             f"{e.accumulation_dtype} accumulation buffers of grad_accumulation={e.grad_accumulation} "
+                             f"take {_size(buffers)} (net {'+' if saved >= buffers else '-'}"
+                             f"{_size(abs(saved - buffers))})")
+        lines.append(f"optimizer state of fused weights: {_size(e.state_nbytes())}")
         if r.fused_loss:
             lines.append("loss: LM head and cross-entropy fused, in vocabulary blocks (no logits tensor; the training "
                          "forward returns logits=None)")

@@ -14,6 +14,11 @@ is attributed to the module call that created it by autograd's per-thread
 node sequence number, bracketed by forward pre/post hooks on the candidate
 modules: a module never entered through ``Module.forward`` (paper App. P's
 bypassed modules) shows uses but no calls.
+
+A read outside autograd (``weight.detach()``, ``weight.data``) makes no edge, but
+if an autograd node saves it for its backward, that backward reads the weight
+after its fused step. The probe's saved-tensor hook counts those: a saved tensor
+that does not require grad and shares a candidate parameter's storage.
 """
 
 from __future__ import annotations
@@ -45,12 +50,21 @@ class ModuleUse:
     no_grad_calls: forward calls under ``torch.no_grad`` (reentrant checkpointing runs them so).
     uses: {parameter attribute name: autograd uses anywhere in the forward}.
     own_uses: {parameter attribute name: of those, uses created inside this module's forward calls}.
+    detached_saves: {parameter attribute name: tensors saved for backward that alias it outside autograd}.
     """
 
     calls: int = 0
     no_grad_calls: int = 0
     uses: dict[str, int] = field(default_factory=dict)
     own_uses: dict[str, int] = field(default_factory=dict)
+    detached_saves: dict[str, int] = field(default_factory=dict)
+
+
+def _storage(t: torch.Tensor) -> int | None:
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):  # a tensor without a plain storage (subclass, sparse)
+        return None
 
 
 def _sequence_marker() -> int:
@@ -149,12 +163,24 @@ def probe_uses(model: nn.Module, run_forward: Callable[[], Any], modules: dict[s
                 intervals[name].append((start, _sequence_marker()))
         return hook
 
+    owner = {_storage(p): (name, pname) for name, module in modules.items()
+             for pname, p in module.named_parameters(recurse=False)}
+    owner.pop(None, None)
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if not t.requires_grad:
+            aliased = owner.get(_storage(t))
+            if aliased is not None:
+                saves = result[aliased[0]].detached_saves
+                saves[aliased[1]] = saves.get(aliased[1], 0) + 1
+        return t
+
     handles = []
     for name, module in modules.items():
         handles.append(module.register_forward_pre_hook(pre_hook(name)))
         handles.append(module.register_forward_hook(post_hook(name), always_call=True))
     try:
-        with _preserved(model):
+        with _preserved(model), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             output = run_forward()
             uses = _count_uses([t for t in _tensors(output) if t.requires_grad])
             del output

@@ -255,7 +255,9 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         return self.step_with_ready_grads(), grad_norm, num_zeros
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Nothing to zero: the fused weights have no gradient."""
+        """The fused weights have no ``.grad``; gradients of this iteration not yet stepped
+        (``--forge-clip exact``) are dropped."""
+        self.engine.zero_grad()
 
     def get_loss_scale(self) -> torch.Tensor:
         return self._scale_one

@@ -86,7 +86,7 @@ def test_deferred_mode_equals_immediate_and_applies_scale():
         imm.step()
         dfr.backward(hd, dy, x)
         g = hd.accum.clone()
-        assert_close_verbose(dfr.materialized_sumsq(), (g.double() ** 2).sum().float(), rtol=1e-6)
+        assert_close_verbose(dfr.per_tensor_sumsq().sum(), (g.double() ** 2).sum().float(), rtol=1e-6)
         dfr.step()
     assert_close_verbose(hd.weight, hi.weight, rtol=1e-6, atol=1e-7, what="deferred vs immediate")
     # a grad scale of 0 turns the SGD step into pure weight decay

@@ -13,24 +13,27 @@ from .ranks import COLLECTIVE_TIMEOUT_MINUTES
 HIDDEN, FFN, SEQ, BATCH, VOCAB = 32, 64, 8, 2, 64
 
 
-def init_parallel(tp: int = 1, ep: int = 1, cp: int = 1) -> None:
+def init_parallel(tp: int = 1, ep: int = 1, cp: int = 1, pp: int = 1) -> None:
     parallel_state.initialize_model_parallel(
         tensor_model_parallel_size=tp, context_parallel_size=cp, expert_model_parallel_size=ep,
-        distributed_timeout_minutes=COLLECTIVE_TIMEOUT_MINUTES,
+        pipeline_model_parallel_size=pp, distributed_timeout_minutes=COLLECTIVE_TIMEOUT_MINUTES,
     )
 
 
 def transformer_config(**overrides) -> TransformerConfig:
     """A tiny Qwen3-shaped config (RMSNorm, qk-norm, SwiGLU, no biases, no dropout) for CPU runs."""
     tp = parallel_state.get_tensor_model_parallel_world_size()
+    pp = parallel_state.get_pipeline_model_parallel_world_size()
     kwargs = dict(
         num_layers=2, hidden_size=HIDDEN, ffn_hidden_size=FFN, num_attention_heads=4, num_query_groups=2,
         kv_channels=8, normalization="RMSNorm", qk_layernorm=True, gated_linear_unit=True,
         activation_func=F.silu, add_bias_linear=False, hidden_dropout=0.0, attention_dropout=0.0,
         bias_activation_fusion=False, bias_dropout_fusion=False, apply_rope_fusion=False,
         masked_softmax_fusion=False, persist_layer_norm=False, use_cpu_initialization=True,
-        tensor_model_parallel_size=tp, init_method_std=0.05,
+        tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp, init_method_std=0.05,
     )
+    if pp > 1:
+        kwargs.update(pipeline_dtype=torch.float32, batch_p2p_comm=False)
     kwargs.update(overrides)
     return TransformerConfig(**kwargs)
 
@@ -51,8 +54,8 @@ def tp_rank_slice(full: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 def build_gpt(config: TransformerConfig, forge: bool, *, seed: int = 1234, dense: bool = True, experts: bool = True):
-    """A tiny untied GPT from the local spec, wrapped in megatron's DDP: FORGE linears (and
-    output layer) when ``forge``, else the stock linears (with SP-capable norms)."""
+    """A tiny untied GPT from the local spec (this rank's pipeline stage), wrapped in megatron's
+    DDP: FORGE linears (and output layer) when ``forge``, else the stock linears (with SP-capable norms)."""
     from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig
     from megatron.core.models.gpt.gpt_model import GPTModel
 
@@ -61,7 +64,9 @@ def build_gpt(config: TransformerConfig, forge: bool, *, seed: int = 1234, dense
     torch.manual_seed(seed)
     spec = get_forge_gpt_decoder_block_spec(config, dense=forge and dense, experts=forge and experts)
     model = GPTModel(config, spec, vocab_size=VOCAB, max_sequence_length=SEQ, position_embedding_type="rope",
-                     share_embeddings_and_output_weights=False)
+                     share_embeddings_and_output_weights=False,
+                     pre_process=parallel_state.is_pipeline_first_stage(),
+                     post_process=parallel_state.is_pipeline_last_stage())
     if forge and dense:
         use_forge_output_layer(model)
     return DistributedDataParallel(config, DistributedDataParallelConfig(), model)

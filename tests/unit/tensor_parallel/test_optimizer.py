@@ -20,7 +20,7 @@ from megatron.core.optimizer import OptimizerConfig, ParamKey, get_megatron_opti
 from forge_mcore.tensor_parallel import ForgeMegatronConfig, forge_layers, get_megatron_optimizer_with_forge
 from tests.helpers import assert_close_verbose
 
-from .common import build_gpt, init_parallel, param_scheduler, train_step, transformer_config
+from .common import BATCH, SEQ, build_gpt, gpt_batch, init_parallel, param_scheduler, train_step, transformer_config
 from .ranks import on_ranks
 
 STEPS = 5
@@ -118,6 +118,57 @@ def gpt_clip_exact_two_micro_batches_tp2(rank, world_size):
     _compare(stock, stock_opt, forge, forge_opt, micro_batches=2)
 
 
+def _pipeline_arm(forge: bool, micro_batches: int, forge_config: ForgeMegatronConfig, clip_grad: float):
+    """Three steps through megatron's pipeline schedule: (losses on the last stage, grad norms, weights)."""
+    from megatron.core.distributed import finalize_model_grads
+    from megatron.core.pipeline_parallel import get_forward_backward_func
+
+    config = transformer_config()
+    config.finalize_model_grads_func = finalize_model_grads
+    model = build_gpt(config, forge=forge)
+    if forge:
+        optimizer = get_megatron_optimizer_with_forge(_optimizer_config(clip_grad=clip_grad), [model], forge_config,
+                                                      num_microbatches=micro_batches)
+    else:
+        optimizer = get_megatron_optimizer(_optimizer_config(clip_grad=clip_grad), [model])
+
+    def forward_step(data_iterator, model):
+        output = model(**next(data_iterator))
+        return output, lambda out: (out.float().mean(), {"loss": out.float().mean().detach()})
+
+    losses, norms = [], []
+    for step in range(3):
+        batch = gpt_batch(step)
+        micro = [{k: None if v is None else v.chunk(micro_batches)[m] for k, v in batch.items()}
+                 for m in range(micro_batches)]
+        model.zero_grad_buffer()
+        optimizer.zero_grad()
+        results = get_forward_backward_func()(
+            forward_step_func=forward_step, data_iterator=iter(micro), model=[model], num_microbatches=micro_batches,
+            seq_length=SEQ, micro_batch_size=BATCH // micro_batches, forward_only=False)
+        ok, grad_norm, _ = optimizer.step()
+        assert ok
+        losses += [r["loss"].item() for r in results]
+        norms.append(grad_norm)
+    return losses, norms, [p.detach().clone() for p in model.parameters()]
+
+
+@on_ranks(2)
+def gpt_pipeline_parallel_matches_stock_pp2(rank, world_size):
+    """PP=2 through megatron's schedule: one micro-batch per step, or several under --forge-clip exact."""
+    init_parallel(pp=2)
+    for micro_batches, forge_config, clip_grad in ((1, ForgeMegatronConfig(), 0.0),
+                                                   (2, ForgeMegatronConfig(clip="exact"), 0.05)):
+        stock = _pipeline_arm(False, micro_batches, forge_config, clip_grad)
+        forge = _pipeline_arm(True, micro_batches, forge_config, clip_grad)
+        what = f"{micro_batches} micro-batch(es), stage {rank}"
+        assert len(stock[0]) == (3 * micro_batches if rank == 1 else 0)
+        assert forge[0] == pytest.approx(stock[0], rel=1e-5), what
+        assert forge[1] == pytest.approx(stock[1], rel=1e-5), what
+        for a, b in zip(stock[2], forge[2]):
+            assert_close_verbose(b, a, rtol=2e-5, atol=1e-6, what=what)
+
+
 @on_ranks(2)
 def gpt_clip_previous_tp2(rank, world_size):
     """The stock parameters are clipped as usual; the fused ones by the previous step's coefficient."""
@@ -175,8 +226,8 @@ def checkpoint_round_trip_tp2(rank, world_size):
 
 
 SCENARIOS = [gpt_matches_stock_tp2, gpt_matches_stock_tp2_sequence_parallel, gpt_clip_exact_matches_stock_tp2,
-             gpt_config_overrides_match_stock_tp2, gpt_clip_exact_two_micro_batches_tp2, gpt_clip_previous_tp2,
-             checkpoint_round_trip_tp2]
+             gpt_config_overrides_match_stock_tp2, gpt_clip_exact_two_micro_batches_tp2,
+             gpt_pipeline_parallel_matches_stock_pp2, gpt_clip_previous_tp2, checkpoint_round_trip_tp2]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
