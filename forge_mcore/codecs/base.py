@@ -99,7 +99,7 @@ def get_codec(name: str | StateCodec) -> StateCodec:
     if isinstance(name, StateCodec):
         return name
     if not isinstance(name, str):
-        raise TypeError(f"state_dtype must be a codec name, got {type(name).__name__}")
+        raise TypeError(f"state_dtype must be a codec name, one of {available_codecs()}, got {name!r}")
     key = name.lower()
     if key not in _REGISTRY:
         raise ValueError(f"unknown state_dtype {name!r}; available: {available_codecs()}")

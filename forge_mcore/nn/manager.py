@@ -66,6 +66,7 @@ def patch(
     on_nonfinite: str = "skip",
     fallback: Callable[[list[dict[str, Any]]], torch.optim.Optimizer] | None = None,
     exclude: str | Iterable[str] = (),
+    no_weight_decay: str | Iterable[str] = (),
     probe_inputs: Any = None,
     allow_tf32: bool = False,
     backend: str | None = None,
@@ -94,6 +95,10 @@ def patch(
         param-group dicts (e.g. ``torch.optim.AdamW`` or a lambda); default: the
         rule's torch.optim twin.
     exclude: ``fnmatch`` patterns of module names never to fuse: one (``"lm_head"``) or several.
+    no_weight_decay: ``fnmatch`` patterns of parameter names (as ``model.named_parameters()``)
+        stepped with ``weight_decay=0`` in groups of their own, fused or not: the usual
+        recipe is ``("*bias", "*norm*")`` (HF Trainer's and megatron's). Patterns that
+        together match no trainable parameter raise.
     probe_inputs: inputs of the probe forward: positional args (tuple), keyword
         args (dict), a tensor, or a callable ``f(model)`` that runs a forward.
         Default: tiny inputs built from an HF config, or ``model.example_inputs()``.
@@ -139,9 +144,8 @@ def patch(
     _refuse_unsupported(model)
     device = next(p.device for p in model.parameters() if p.requires_grad)
     resolve_backend(device, backend)  # a bad backend= raises here, not in the first backward
-    exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
-    if not all(isinstance(pattern, str) for pattern in exclude):
-        raise TypeError(f"exclude must be a module-name pattern or a list of them, got {exclude!r}")
+    exclude = _patterns("exclude", exclude)
+    no_weight_decay = _patterns("no_weight_decay", no_weight_decay)
     if loss_backend is not None and not fused_loss:
         raise ValueError(f"loss_backend={loss_backend!r} is for the fused loss: pass fused_loss=True too")
     if fused_loss:
@@ -165,13 +169,25 @@ def patch(
     report, plan, fallback_params, fallback_names = _decide(model, candidates, usage, exclude)
 
     # 4. state and the fallback optimizer (may raise; the model is still untouched)
-    group = engine.add_param_group(hparams)
+    undecayed = _undecayed_names(no_weight_decay, report.fused + list(fallback_names.values()))
+    groups = {True: engine.add_param_group(hparams)}  # decayed? -> engine group (the other made on first use)
+
+    def group_of(name: str) -> dict:
+        decayed = name not in undecayed
+        if decayed not in groups:
+            groups[decayed] = engine.add_param_group(hparams if decayed else {**hparams, "weight_decay": 0.0})
+        return groups[decayed]
+
     bindings = []
     for mname, module, attrs in plan:
-        bindings.append((module, _register(engine, group, mname, module, attrs)))
+        bindings.append((module, _register(engine, group_of, mname, module, attrs)))
     fb = None
     if fallback_params:
-        fb = fallback([{"params": fallback_params, **{k: v for k, v in group.items() if k != "params"}}])
+        hp = {k: v for k, v in groups[True].items() if k != "params"}
+        decayed = [p for p in fallback_params if fallback_names[id(p)] not in undecayed]
+        quiet = [p for p in fallback_params if fallback_names[id(p)] in undecayed]
+        fb = fallback([{"params": params, **hp, **extra}
+                       for params, extra in ((decayed, {}), (quiet, {"weight_decay": 0.0})) if params])
         if not isinstance(fb, torch.optim.Optimizer):
             raise TypeError(f"fallback must build a torch.optim.Optimizer, got {type(fb).__name__}")
     optimizer = ForgeOptimizer(engine, fb, clip=clip, fallback_names=fallback_names, report=report, device=device)
@@ -386,25 +402,43 @@ def _verdicts(module: nn.Module, use: ModuleUse, names_of: dict[int, list[str]],
     return why
 
 
-def _register(engine: ForgeEngine, group: dict, mname: str, module: nn.Module, attrs: list[str]
-              ) -> FusedSite | dict[str, list[FusedSite]]:
-    """Allocate the engine state of a module's fused parameters; return what its forward binds."""
+def _patterns(argument: str, value: str | Iterable[str]) -> tuple[str, ...]:
+    patterns = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(pattern, str) for pattern in patterns):
+        raise TypeError(f"{argument} must be a name pattern or a list of them, got {patterns!r}")
+    return patterns
+
+
+def _undecayed_names(patterns: tuple[str, ...], names: list[str]) -> set[str]:
+    """The parameter names ``no_weight_decay`` selects. Patterns that together select none are a
+    typo (one alone may be a model without biases)."""
+    selected = {n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in patterns)}
+    if patterns and not selected:
+        raise ValueError(f"no_weight_decay={list(patterns)} matches no trainable parameter "
+                         f"(names as in model.named_parameters(): {names[:4]}...)")
+    return selected
+
+
+def _register(engine: ForgeEngine, group_of: Callable[[str], dict], mname: str, module: nn.Module,
+              attrs: list[str]) -> FusedSite | dict[str, list[FusedSite]]:
+    """Allocate the engine state of a module's fused parameters (each in ``group_of(its name)``);
+    return what its forward binds."""
     prefix = f"{mname}." if mname else ""
     if is_fusable_experts(module):
         sites = {}
         for attr in attrs:
             p = getattr(module, attr)
             # step_when_unused: an expert no token reached still decays (paper Remark 1)
-            node = accumulate_grad_node(p)
+            node, group = accumulate_grad_node(p), group_of(f"{prefix}{attr}")
             sites[attr] = [FusedSite(engine, engine.manage(f"{prefix}{attr}[{e}]", p.data[e], p, group,
                                                            step_when_unused=True), index=e, grad_node=node)
                            for e in range(p.shape[0])]
         return sites
-    weight = engine.manage(f"{prefix}weight", module.weight.data, module.weight, group,
+    weight = engine.manage(f"{prefix}weight", module.weight.data, module.weight, group_of(f"{prefix}weight"),
                            transposed=not isinstance(module, nn.Linear))
     bias = None
     if "bias" in attrs:
-        bias = engine.manage(f"{prefix}bias", module.bias.data.view(-1, 1), module.bias, group)
+        bias = engine.manage(f"{prefix}bias", module.bias.data.view(-1, 1), module.bias, group_of(f"{prefix}bias"))
     return FusedSite(engine, weight, bias, grad_node=accumulate_grad_node(module.weight))
 
 

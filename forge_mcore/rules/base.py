@@ -57,6 +57,9 @@ class StateSpec:
 
 
 def _check_nonneg(name: str, value: float) -> None:
+    if isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a Python number (the kernel reads it from a per-step buffer, so a "
+                        f"schedule never recompiles), got a tensor: pass {name}=float(...)")
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 

@@ -264,3 +264,35 @@ def test_summary_states_what_accumulation_buffers_cost():
     opt = patch(_mlp().bfloat16(), rule="adamw", clip="none", grad_accumulation=4, probe_inputs=(X.bfloat16(),))
     line = next(s for s in opt.summary().splitlines() if s.startswith("gradient bytes"))
     assert "fp32 accumulation buffers of grad_accumulation=4 take" in line and "(net -" in line
+
+
+def test_a_dtype_or_a_tensor_where_a_name_or_number_goes_is_refused_with_the_fix():
+    with pytest.raises(TypeError, match=r"one of \['bf16', 'fp32', 'fp8', 'int8'\], got torch.bfloat16"):
+        patch(_mlp(), clip="none", state_dtype=torch.bfloat16, probe_inputs=(X,))
+    with pytest.raises(TypeError, match=r"pass lr=float\(...\)"):
+        patch(_mlp(), clip="none", lr=torch.tensor(1e-3), probe_inputs=(X,))
+
+
+def test_no_weight_decay_groups_match_torch_param_groups():
+    """HF Trainer's recipe: no decay on biases and norms, fused or not."""
+    model, ref = _mlp(norm=True), _mlp(norm=True)
+    hp = dict(lr=0.05, weight_decay=0.5)
+    opt = patch(model, rule="adamw", state_dtype="fp32", clip="none", no_weight_decay=["*bias", "1.*"],
+                probe_inputs=(X,), **hp)
+    assert sorted(g["weight_decay"] for g in opt.param_groups) == [0.0, 0.0, 0.5]  # engine: both; the norm: quiet
+    names = dict(ref.named_parameters())
+    quiet = ["0.bias", "1.weight", "1.bias", "2.bias"]
+    ref_opt = torch.optim.AdamW([{"params": [names["0.weight"], names["2.weight"]]},
+                                 {"params": [names[n] for n in quiet], "weight_decay": 0.0}], **hp)
+    for _ in range(3):
+        for m, o in ((model, opt), (ref, ref_opt)):
+            _loss(m).backward()
+            o.step()
+            o.zero_grad()
+    for (name, a), b in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6, msg=name)
+    with pytest.raises(ValueError, match=r"no_weight_decay=\['norm'\] matches no trainable parameter"):
+        patch(_mlp(norm=True), clip="none", no_weight_decay="norm", probe_inputs=(X,))
+    no_biases = nn.Sequential(nn.Linear(16, 4, bias=False), nn.LayerNorm(4))  # "*bias" alone matches nothing here
+    quiet = patch(no_biases, clip="none", no_weight_decay=("*bias", "1.*"), probe_inputs=(X,))
+    assert sorted(g["weight_decay"] for g in quiet.param_groups) == [0.0, 0.01]
