@@ -160,3 +160,26 @@ def test_loss_kernels_match_torch_ops_on_gpu(dtype):
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32 else dict(rtol=2e-2, atol=1e-5)
     for a, b, what in zip(results["triton"], results["torch"], ("loss", "dX", "dW")):
         torch.testing.assert_close(a.float(), b.float(), **tol, msg=what)
+
+
+def test_kernel_leaves_each_weight_at_its_masters_rounding_and_input_only_backward_steps_nothing():
+    """What patch() relies on for fp32 masters (a weight written outside the step is told apart
+    from the kernel's own writes by comparing it with bf16(master)) and for a backward that asks
+    only for dX: the Triton path, in bf16 with fp32 masters and the clip='previous' scale."""
+    model = build_model("qwen3-tiny", dtype=torch.bfloat16, device="cuda", seed=0)
+    opt = forge_mcore.patch(model, lr=1e-2, weight_store="fp32_master", clip="previous")
+    batch = example_batch(model, 2, 16, generator=torch.Generator().manual_seed(0))
+    for _ in range(3):
+        training_loss(model, batch).backward()
+        opt.clip_grad_norm_(0.1)
+        opt.step()
+        opt.zero_grad()
+    for h in opt.engine.managed:
+        assert torch.equal(h.state.master.to(torch.bfloat16), h.weight), h.name
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    embeds = model.get_input_embeddings()(batch["input_ids"]).detach().requires_grad_()
+    loss = model(inputs_embeds=embeds, labels=batch["labels"]).loss
+    (grad,) = torch.autograd.grad(loss, embeds)
+    assert torch.isfinite(grad).all() and grad.abs().sum() > 0
+    for name, p in model.named_parameters():
+        assert torch.equal(p, before[name]), f"{name} was stepped by torch.autograd.grad(loss, inputs_embeds)"
