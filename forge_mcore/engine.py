@@ -248,11 +248,13 @@ class ForgeEngine:
                  rows: tuple[int, int] | None) -> None:
         """Accumulate (earlier micro-batches, deferred mode) or step rows ``rows`` (None: all)."""
         if self.deferred or not last:
-            if handle.accum is None:
+            accum = handle.accum
+            if accum is None:  # kept only once a call has added to it: a rejected call leaves no buffer
                 dtype = torch.float32 if self.deferred else ACCUMULATION_DTYPES[self.accumulation_dtype]
-                handle.accum = torch.zeros(handle.weight.shape, dtype=dtype, device=handle.weight.device)
-            accum = handle.accum if rows is None else handle.accum[rows[0]:rows[1]]
-            ops.accumulate_wgrad(grad_output, input, accum, backend=self.backend, allow_tf32=self.allow_tf32)
+                accum = torch.zeros(handle.weight.shape, dtype=dtype, device=handle.weight.device)
+            target = accum if rows is None else accum[rows[0]:rows[1]]
+            ops.accumulate_wgrad(grad_output, input, target, backend=self.backend, allow_tf32=self.allow_tf32)
+            handle.accum = accum
         else:
             self._fused_step(handle, grad_output, input, rows)
 
@@ -383,9 +385,11 @@ class ForgeEngine:
 
     # ---- telemetry -------------------------------------------------------------
     def grad_sumsq(self, current: bool = True) -> torch.Tensor:
-        """Sum of g^2 over every fused weight: of the backward in progress
-        (``current``) or of the last finished step. A device scalar, no sync."""
-        src = self._sumsq if current else self.last_sumsq
+        """Sum of g^2 over every fused weight: of the iteration in progress (``current``, as
+        ``per_tensor_sumsq``) or of the last finished step. A device scalar, no sync."""
+        if current:
+            return self.per_tensor_sumsq().sum()
+        src = self.last_sumsq
         if src is None:
             device = self.managed[0].weight.device if self.managed else "cpu"
             return torch.zeros((), device=device)
@@ -405,8 +409,9 @@ class ForgeEngine:
         return self._sumsq.clone()
 
     def per_tensor_norms(self, current: bool = False) -> dict[str, float]:
-        """{name: ||g||_2} of the last finished step (host sync)."""
-        src = self._sumsq if current else self.last_sumsq
+        """{name: ||g||_2} of the last finished step, or of the iteration in progress
+        (``current``, as ``per_tensor_sumsq``). Host sync."""
+        src = self.per_tensor_sumsq() if current else self.last_sumsq
         if src is None:
             return {}
         return {h.name: v for h, v in zip(self.managed, src.sqrt().tolist())}
@@ -436,11 +441,22 @@ class ForgeEngine:
         return {"iteration": self.iteration, "weights": {h.name: h.state.state_dict() for h in self.managed}}
 
     def load_state_dict(self, sd: dict[str, Any]) -> None:
+        """Load ``state_dict()``'s output: every weight's entry is checked before any is written."""
+        try:
+            weights, iteration = dict(sd["weights"]), int(sd["iteration"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not a FORGE engine state_dict: no well-formed weights and iteration ({e!r})") from None
         names = {h.name for h in self.managed}
-        if set(sd["weights"]) != names:
-            missing, extra = sorted(names - set(sd["weights"])), sorted(set(sd["weights"]) - names)
+        if set(weights) != names:
+            missing, extra = sorted(names - set(weights)), sorted(set(weights) - names)
             raise ValueError(f"FORGE state_dict does not match: missing {missing[:5]}, unexpected {extra[:5]}")
+        loads = []
         for h in self.managed:
-            h.state.load_state_dict(sd["weights"][h.name])
-        self.iteration = int(sd["iteration"])
+            try:
+                loads.append(h.state.checked_load(weights[h.name]))
+            except ValueError as e:
+                raise ValueError(f"{h.name}: {e}") from None
+        for load in loads:
+            load()
+        self.iteration = iteration
         self._prepared_iteration = -1  # the scalars prepared so far came from the replaced step counts

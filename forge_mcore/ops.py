@@ -98,7 +98,8 @@ def fused_wgrad_step(
         so micro-batches split where a K block ends sum as one launch over all of them.
     grad_scale: a 1-element fp32 device tensor multiplying the gradient before the
         rule (clipping coefficient, loss or data-parallel scale); telemetry sees
-        the unscaled gradient.
+        the unscaled gradient. It must be finite: the non-finite guard runs on the
+        unscaled gradient, so a NaN scale would reach every tile it lets through.
     telemetry: where to add sum(g^2) and the count of skipped non-finite tiles.
     allow_tf32: let fp32 operands use TF32 tensor cores (off: IEEE fp32 dots).
     config: a fixed tile config instead of the tuned one (benchmarks, tests).
@@ -114,7 +115,7 @@ def fused_wgrad_step(
     if not isinstance(weight, torch.Tensor):
         raise TypeError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
     dy, x = _check_operands(grad_output, input, tuple(weight.shape))
-    _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy)
+    _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy, config)
     kind = resolve_backend(weight.device, backend)
     # What a replay repeats: the engine's calls (its own telemetry, the tuned config, no accumulator)
     engine_call = telemetry is not None and accumulated is None and config is None
@@ -208,7 +209,7 @@ def accumulate_wgrad(
     """
     if not isinstance(buffer, torch.Tensor):
         raise TypeError(f"buffer must be a torch.Tensor, got {type(buffer).__name__}")
-    dy, x = _check_operands(grad_output, input, tuple(buffer.shape))
+    dy, x = _check_operands(grad_output, input, tuple(buffer.shape), "buffer")
     _check_accumulator("buffer", buffer, buffer.shape, dy)
     kind = resolve_backend(buffer.device, backend)
     if kind == "triton":
@@ -259,8 +260,9 @@ def wgrad_mainloop(
 # validation
 # ---------------------------------------------------------------------------
 
-def _check_operands(grad_output, input, weight_shape):
-    """Validate dY and X against an (out, in) weight shape; return them flattened to 2-D."""
+def _check_operands(grad_output, input, weight_shape, target="weight"):
+    """Validate dY and X against the (out, in) shape of ``target`` (the weight, or an
+    accumulation buffer); return them flattened to 2-D."""
     for name, t in (("grad_output", grad_output), ("input", input)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -269,12 +271,12 @@ def _check_operands(grad_output, input, weight_shape):
         if t.dim() < 2:
             raise ValueError(f"{name} needs a token axis and a feature axis, got shape {tuple(t.shape)}")
     if weight_shape is None or len(weight_shape) != 2:
-        raise ValueError(f"weight must be 2-D (out_features, in_features), got shape {weight_shape}")
+        raise ValueError(f"{target} must be 2-D (out_features, in_features), got shape {weight_shape}")
     out_f, in_f = weight_shape
     if grad_output.shape[-1] != out_f:
-        raise ValueError(f"grad_output has {grad_output.shape[-1]} features, weight has out_features={out_f}")
+        raise ValueError(f"grad_output has {grad_output.shape[-1]} features, {target} has out_features={out_f}")
     if input.shape[-1] != in_f:
-        raise ValueError(f"input has {input.shape[-1]} features, weight has in_features={in_f}")
+        raise ValueError(f"input has {input.shape[-1]} features, {target} has in_features={in_f}")
     if grad_output.shape[:-1] != input.shape[:-1]:
         raise ValueError(
             f"grad_output and input disagree on the token axes: {tuple(grad_output.shape[:-1])} vs "
@@ -292,16 +294,22 @@ def _check_accumulator(name, buf, shape, dy):
     if buf.dtype not in (torch.float32, torch.bfloat16):
         raise TypeError(f"{name} must be float32 or bfloat16, got {buf.dtype}")
     if tuple(buf.shape) != tuple(shape) or not buf.is_contiguous():
-        raise ValueError(f"{name} must be a contiguous {tuple(shape)} tensor, got {tuple(buf.shape)}")
+        layout = "" if buf.is_contiguous() else "non-contiguous "
+        raise ValueError(f"{name} must be a contiguous {tuple(shape)} tensor, got a {layout}{tuple(buf.shape)} one")
     if buf.device != dy.device:
         raise ValueError(f"{name} is on {buf.device} but grad_output is on {dy.device}")
 
 
-def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy):
+def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, dy, config):
     if not isinstance(state, ForgeParamState):
         raise TypeError(f"state must be a ForgeParamState, got {type(state).__name__}")
     if not isinstance(hyper, torch.Tensor):
         raise TypeError(f"hyper must be a torch.Tensor, got {type(hyper).__name__}")
+    if telemetry is not None and not isinstance(telemetry, StepTelemetry):
+        raise TypeError(f"telemetry must be a StepTelemetry (StepTelemetry.zeros(device)), "
+                        f"got {type(telemetry).__name__}")
+    if config is not None and not isinstance(config, TileConfig):
+        raise TypeError(f"config must be a TileConfig (forge_mcore.kernels.configs), got {type(config).__name__}")
     if not weight.is_contiguous():
         raise ValueError("weight must be contiguous (pass a transposed problem instead of a strided weight)")
     if weight.dtype != state.store.weight_dtype:
@@ -310,6 +318,8 @@ def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, d
             f"({state.store.weight_dtype}); fp16 weights are not supported, use bf16"
         )
     shape = tuple(weight.shape)
+    if shape != tuple(state.weight_shape):
+        raise ValueError(f"state was created for a {tuple(state.weight_shape)} weight, this weight is {shape}")
     tensors = {"grad_output": dy, "hyper": hyper}
     if state.master is not None:
         tensors["state.master"] = state.master

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ class ForgeParamState:
     master: torch.Tensor | None
     hyper_buffer: torch.Tensor
     base_seed: int
+    weight_shape: tuple[int, int]
     step: int = 0
     scalars: dict[str, float] = field(default_factory=dict)
     # ``ops``' per-weight cache of what a launch derives from this weight's persistent
@@ -63,6 +64,8 @@ class ForgeParamState:
         """
         if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
             raise ValueError(f"weight must be a 2-D tensor (out_features x in_features), got {_describe(weight)}")
+        if weight.numel() == 0:
+            raise ValueError(f"weight of shape {tuple(weight.shape)} has no elements: there is nothing to step")
         rule = get_rule(rule)
         group = rule.make_group(**(group or {}))
         codec = get_codec(state_dtype)
@@ -84,8 +87,13 @@ class ForgeParamState:
             rule=rule, codec=codec, store=store, variant=rule.variant(group), specs=specs, slots=slots,
             master=master,
             hyper_buffer=torch.zeros(len(rule.hyper_names) + 1, dtype=torch.float32, device=weight.device),
-            base_seed=seed,
+            base_seed=seed, weight_shape=tuple(weight.shape),
         )
+
+    @property
+    def rows(self) -> int:
+        """The weight's row count (out_features)."""
+        return self.weight_shape[0]
 
     @property
     def slot_tensors(self) -> list[tuple[torch.Tensor, torch.Tensor | None] | None]:
@@ -111,6 +119,10 @@ class ForgeParamState:
         key = (id(group), self.variant, self.specs, self.step, tuple(sorted(self.scalars.items())))
         shared = memo.get(key) if memo is not None else None
         if shared is None:
+            missing = sorted(set(self.rule.defaults) - set(group))
+            if missing:
+                raise ValueError(f"group lacks {missing}: build it with state.rule.make_group(lr=...), which fills "
+                                 f"the {self.rule.name!r} defaults")
             self.rule.validate(group)
             if self.rule.variant(group) != self.variant or self.rule.states(group) != self.specs:
                 raise ValueError(
@@ -157,13 +169,13 @@ class ForgeParamState:
                 f"weight_store {self.store.name!r} cannot be stepped in row blocks (each block would reuse the "
                 "same random bits); use 'bf16' or 'fp32_master'"
             )
-        rows = self.slots[self.specs[0].slot].data.shape[0] if self.specs else None
-        if not (0 <= start < stop and (rows is None or stop <= rows)):
-            raise ValueError(f"row_view({start}, {stop}) is not a non-empty row range of a {rows}-row state")
+        if not (0 <= start < stop <= self.rows):
+            raise ValueError(f"row_view({start}, {stop}) is not a non-empty row range of a {self.rows}-row weight")
         slots = [None if s is None else dataclasses.replace(
             s, data=s.data[start:stop], scale=None if s.scale is None else s.scale[start:stop]) for s in self.slots]
         master = None if self.master is None else self.master[start:stop]
-        return dataclasses.replace(self, slots=slots, master=master, launch_cache={})
+        return dataclasses.replace(self, slots=slots, master=master, launch_cache={},
+                                   weight_shape=(stop - start, self.weight_shape[1]))
 
     def state_tensors(self) -> dict[str, torch.Tensor]:
         """The decoded fp32 value of each state, by its torch.optim name."""
@@ -185,19 +197,32 @@ class ForgeParamState:
 
     def load_state_dict(self, sd: Mapping[str, Any]) -> None:
         """Copy ``sd`` (from ``state_dict()``) into this state; everything is checked first."""
+        self.checked_load(sd)()
+
+    def checked_load(self, sd: Mapping[str, Any]) -> Callable[[], None]:
+        """Check ``sd`` (from ``state_dict()``) against this state and return the function that
+        copies it in: nothing is written before it is called, so a caller loading many states
+        checks them all first."""
+        if not isinstance(sd, Mapping):
+            raise ValueError(f"a ForgeParamState state_dict is a dict, got {type(sd).__name__}")
         for key, mine in (("rule", self.rule.name), ("state_dtype", self.codec.name),
                           ("weight_store", self.store.name)):
             if sd.get(key) != mine:
                 raise ValueError(f"state_dict has {key}={sd.get(key)!r}, this state uses {mine!r}")
+        try:
+            step, scalars, base_seed = int(sd["step"]), dict(sd["scalars"]), int(sd["base_seed"])
+            states = dict(sd["states"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"state_dict lacks a well-formed step, scalars, base_seed or states ({e!r})") from None
         names = {spec.name for spec in self.specs}
-        if set(sd["states"]) != names:
-            raise ValueError(f"state_dict holds states {sorted(sd['states'])}, this rule needs {sorted(names)}")
+        if set(states) != names:
+            raise ValueError(f"state_dict holds states {sorted(states)}, this rule needs {sorted(names)}")
         version = sd.get("codes_version", 1)  # (state_dicts before version 2 have no key)
         if version not in (1, CODES_VERSION):
             raise ValueError(f"state_dict has codes_version {version!r}; this forge_mcore reads 1 and {CODES_VERSION}")
         pairs = []
         for spec in self.specs:
-            slot, saved = self.slots[spec.slot], sd["states"][spec.name]
+            slot, saved = self.slots[spec.slot], states[spec.name]
             data = saved["data"]
             if version == 1 and self.codec.block is not None:
                 # block codes in the older layout (M x N, column order): translated exactly, once checked
@@ -211,14 +236,18 @@ class ForgeParamState:
             if slot.scale is not None:
                 pairs.append((slot.scale, saved["scale"], f"{spec.name}.scale"))
         if self.master is not None:
-            pairs.append((self.master, sd["master"], "master"))
+            pairs.append((self.master, sd.get("master"), "master"))
         for dst, src, name in pairs:
             if not _is_tensor_of(src, tuple(dst.shape), dst.dtype):
                 raise ValueError(f"state_dict entry {name} does not match: expected {dst.dtype} {tuple(dst.shape)}")
-        with torch.no_grad():
-            for dst, src, _ in pairs:
-                dst.copy_(src)
-        self.step, self.scalars, self.base_seed = int(sd["step"]), dict(sd["scalars"]), int(sd["base_seed"])
+
+        def load() -> None:
+            with torch.no_grad():
+                for dst, src, _ in pairs:
+                    dst.copy_(src)
+            self.step, self.scalars, self.base_seed = step, scalars, base_seed
+
+        return load
 
     @property
     def nbytes(self) -> int:

@@ -228,3 +228,50 @@ def test_per_tensor_sumsq_immediate_and_deferred():
         sumsq = engine.per_tensor_sumsq()
         assert sumsq[0].item() == 0.0
         assert abs(sumsq[1].item() - float(g.pow(2).sum())) <= 1e-5 * float(g.pow(2).sum())
+
+
+def test_a_rejected_deferred_backward_leaves_nothing_to_step():
+    engine, _, (h,) = _engine(1, deferred=True)
+    before = h.weight.clone()
+    with pytest.raises(ValueError, match="grad_output has 6 features"):
+        engine.backward(h, torch.randn(4, 6), torch.randn(4, IN))
+    assert h.accum is None and h.micro_batches == 0
+    engine.step()
+    assert torch.equal(h.weight, before) and h.state.step == 0
+
+
+def test_current_telemetry_is_the_iterations_in_every_mode():
+    (dy, x), = _batches(1, 5)
+    g2 = (dy.double().t() @ x.double()).square().sum().float()
+    for kw in (dict(deferred=True), {}):
+        engine, _, (h,) = _engine(1, rule="sgd", **kw)
+        engine.backward(h, dy, x)
+        assert_close_verbose(engine.grad_sumsq(current=True), g2, rtol=1e-5, what=f"grad_sumsq {kw}")
+        assert engine.per_tensor_norms(current=True)["w0"] == pytest.approx(g2.sqrt().item(), rel=1e-5)
+
+
+def test_an_engine_state_dict_is_checked_whole_before_any_weight_is_loaded():
+    import copy
+
+    engine, _, handles = _engine(2, state_dtype="int8")
+    for dy, x in _batches(1, 5):
+        for h in handles:
+            engine.backward(h, dy, x)
+        engine.step()
+    saved = engine.state_dict()
+    fresh, _, fresh_handles = _engine(2, state_dtype="int8")
+    snapshot = copy.deepcopy(fresh.state_dict())
+    bad = copy.deepcopy(saved)
+    bad["weights"]["w1"]["states"]["exp_avg"]["data"] = torch.zeros(5, 3, dtype=torch.int8)
+    with pytest.raises(ValueError, match="w1: state_dict entry exp_avg.data does not match"):
+        fresh.load_state_dict(bad)
+    missing = copy.deepcopy(saved)
+    del missing["iteration"]
+    with pytest.raises(ValueError, match="iteration"):
+        fresh.load_state_dict(missing)
+    after = fresh.state_dict()
+    assert after["iteration"] == snapshot["iteration"]
+    for name in ("w0", "w1"):
+        assert after["weights"][name]["step"] == 0
+        for key, entry in after["weights"][name]["states"].items():
+            assert torch.equal(entry["data"], snapshot["weights"][name]["states"][key]["data"]), (name, key)

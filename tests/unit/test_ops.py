@@ -76,6 +76,10 @@ def _bad_calls(w, state, hyper, dy, x):
         ("grad_scale", dict(grad_scale=torch.ones(2))),
         ("telemetry.sumsq", dict(telemetry=fm.StepTelemetry(torch.zeros(1, dtype=torch.float64),
                                                             torch.zeros(1, dtype=torch.int32)))),
+        ("telemetry must be a StepTelemetry", dict(telemetry=(torch.zeros(1), torch.zeros(1, dtype=torch.int32)))),
+        ("config must be a TileConfig", dict(config="fast")),
+        (rf"state was created for a \({M}, {N}\) weight", dict(weight=torch.zeros(M, N - 1), input=x[:, :-1])),
+        ("accumulated must be a contiguous .* got a non-contiguous", dict(accumulated=torch.zeros(N, M).t())),
     ]
 
 
@@ -107,6 +111,34 @@ def test_bad_configuration_raises():
         fm.ForgeParamState.create(w, "adamw", weight_store="fp32_master")
     with pytest.raises(ValueError, match="2-D"):
         fm.ForgeParamState.create(torch.zeros(8), "adamw")
+    with pytest.raises(ValueError, match=r"\(0, 5\) has no elements"):
+        fm.ForgeParamState.create(torch.zeros(0, 5), "adamw")
+    with pytest.raises(ValueError, match=r"lacks \['amsgrad', 'betas', 'eps', 'weight_decay'\].*make_group"):
+        fm.ForgeParamState.create(w, "adamw").prepare_step({"lr": 1e-3})
+    with pytest.raises(ValueError, match=r"input has 9 features, buffer has in_features=8"):
+        fm.accumulate_wgrad(torch.zeros(3, 4), torch.zeros(3, 9), torch.zeros(4, 8))
+    stateless = fm.ForgeParamState.create(w.bfloat16(), "sgd", weight_store="fp32_master")  # no momentum: no slots
+    with pytest.raises(ValueError, match=r"row_view\(2, 100\).*4-row weight"):
+        stateless.row_view(2, 100)
+    assert stateless.row_view(1, 3).weight_shape == (2, 8)
+
+
+@pytest.mark.parametrize("broken", ["step", "scalars", "base_seed", "wrong codes"])
+def test_a_state_dict_is_checked_whole_before_anything_is_loaded(broken):
+    w, state, g, gen = _setup()
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g))
+    saved = state.state_dict()
+    if broken == "wrong codes":
+        saved["states"] = {**saved["states"], "exp_avg_sq": {"data": torch.zeros(3, 3, dtype=torch.uint8),
+                                                             "scale": saved["states"]["exp_avg_sq"]["scale"]}}
+    else:
+        del saved[broken]
+    fresh = fm.ForgeParamState.create(torch.zeros(M, N), "adamw", {"lr": 0.01}, "int8")
+    snap = _snapshot(torch.zeros(M, N), fresh)
+    with pytest.raises(ValueError, match="state_dict"):
+        fresh.load_state_dict(saved)
+    assert _unchanged(torch.zeros(M, N), fresh, snap) and fresh.step == 0
 
 
 def _poison_one_element(dy, x, m0, n0, kind):
