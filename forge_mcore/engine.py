@@ -322,14 +322,14 @@ class ForgeEngine:
         """The rule reads a weight with an fp32 master from the master. A write to the parameter
         outside the fused step (``model.load_state_dict``, an init, an EMA copy) bumps its version
         counter, which the kernel's writes do not: the master then takes the written weight,
-        unless it still rounds to it (a checkpoint's master loaded beside its weights)."""
+        where it still rounds to it (a checkpoint's master loaded beside its weights). A write
+        through ``param.data`` bumps no counter and is not seen: write under ``torch.no_grad()``."""
         master = handle.state.master
         if master is None or handle.param._version == handle.param_version:
             return
         handle.param_version = handle.param._version
-        with torch.no_grad():
-            if not torch.equal(master.to(handle.weight.dtype), handle.weight):
-                master.copy_(handle.weight)
+        with torch.no_grad():  # per element: a write to some rows keeps the fp32 bits of the others
+            master.copy_(torch.where(master.to(handle.weight.dtype) == handle.weight, master, handle.weight.float()))
 
     def _empty_operands(self, handle: ManagedWeight) -> tuple[torch.Tensor, torch.Tensor]:
         out_f, in_f = handle.weight.shape
@@ -341,7 +341,10 @@ class ForgeEngine:
     def step(self) -> None:
         """Finish the iteration: run deferred steps, the gradient-free steps of unused
         weights that ask for them, check accumulation and the non-finite guard."""
-        pending = [h for h in self.managed if 0 < h.micro_batches < self.grad_accumulation]
+        # An expert no token reached in some micro-batches steps from what it accumulated;
+        # any other weight must see every micro-batch
+        pending = [h for h in self.managed
+                   if 0 < h.micro_batches < self.grad_accumulation and not h.step_when_unused]
         if pending:
             raise RuntimeError(
                 f"optimizer.step() after {pending[0].micro_batches} of {self.grad_accumulation} micro-batches "
@@ -407,6 +410,14 @@ class ForgeEngine:
         if self._sumsq is None:
             return torch.zeros(len(self.managed), dtype=torch.float32, device=device)
         return self._sumsq.clone()
+
+    def nonfinite_tiles(self) -> torch.Tensor:
+        """Tiles skipped for a non-finite gradient so far in the iteration in progress, per
+        ``managed`` weight (int32 device vector, no sync; deferred mode counts at ``step()``)."""
+        if self._nonfinite is None:
+            device = self.managed[0].weight.device if self.managed else "cpu"
+            return torch.zeros(len(self.managed), dtype=torch.int32, device=device)
+        return self._nonfinite.clone()
 
     def per_tensor_norms(self, current: bool = False) -> dict[str, float]:
         """{name: ||g||_2} of the last finished step, or of the iteration in progress

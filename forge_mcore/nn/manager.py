@@ -380,8 +380,8 @@ def _verdicts(module: nn.Module, use: ModuleUse, names_of: dict[int, list[str]],
             layout = "" if p.is_contiguous() else " non-contiguous"
             why[attr] = f"a {p.dtype}{layout} tensor (the fused step needs contiguous fp32 or bf16)"
         elif use.detached_saves.get(attr):
-            why[attr] = ("read outside autograd (.detach() or .data) into a tensor saved for backward, which "
-                         "would read it after its fused step")
+            why[attr] = ("read outside autograd (.detach() or .data) where a backward keeps (or may keep) it, "
+                         "which would read it after its fused step")
         elif use.calls == 0:
             why[attr] = ("bypassed: read outside Module.forward" if uses else
                          "not used in the probe forward" if not use.no_grad_calls else

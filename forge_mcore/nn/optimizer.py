@@ -235,6 +235,8 @@ class ForgeOptimizer(torch.optim.Optimizer):
         earlier = self._scale if self.clip == "exact" else self._next_scale  # this iteration's earlier calls
         if earlier is not None:  # the norm of the gradients as those calls left them
             total, applied = total * earlier.reshape(()).square(), applied * earlier.reshape(()).square()
+        if self.clip != "exact":  # the kernels' telemetry leaves skipped tiles out: the norm shows them
+            total = torch.where(self.engine.nonfinite_tiles().sum().to(self._device) > 0, float("inf"), total)
         total, applied = total.sqrt(), applied.sqrt()
         coef = torch.clamp(max_norm / (applied + 1e-6), max=1.0).reshape(1).float()
         if earlier is not None:
@@ -296,6 +298,12 @@ class ForgeOptimizer(torch.optim.Optimizer):
             raise ValueError("state_dict and this optimizer disagree on whether there is a fallback optimizer")
         if len(state_dict["engine_groups"]) != len(self.engine.param_groups):
             raise ValueError("state_dict has a different number of FORGE parameter groups")
+        if self.fallback is not None:  # checked before the engine loads anything (torch's own checks)
+            saved = [len(g["params"]) for g in state_dict["fallback"]["param_groups"]]
+            mine = [len(g["params"]) for g in self.fallback.param_groups]
+            if saved != mine:
+                raise ValueError(f"state_dict's fallback optimizer has groups of {saved} parameters, this one "
+                                 f"{mine}: patch() the model as it was when saved (exclude=, no_weight_decay=)")
         self.engine.load_state_dict(state_dict["engine"])
         for group, saved in zip(self.engine.param_groups, state_dict["engine_groups"]):
             group.update(saved)

@@ -18,7 +18,10 @@ bypassed modules) shows uses but no calls.
 A read outside autograd (``weight.detach()``, ``weight.data``) makes no edge, but
 if an autograd node saves it for its backward, that backward reads the weight
 after its fused step. The probe's saved-tensor hook counts those: a saved tensor
-that does not require grad and shares a candidate parameter's storage.
+that does not require grad and shares a candidate parameter's storage. Inside
+non-reentrant activation checkpointing the checkpoint's own saved-tensor hook
+replaces the probe's, so there a detached read counts whether or not it is saved
+(a torch-function mode sees ``detach``/``.data`` on the parameter).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 # Autograd nodes that only re-view or re-type their single input: a read
 # through them is a read of the parameter underneath.
@@ -50,7 +54,8 @@ class ModuleUse:
     no_grad_calls: forward calls under ``torch.no_grad`` (reentrant checkpointing runs them so).
     uses: {parameter attribute name: autograd uses anywhere in the forward}.
     own_uses: {parameter attribute name: of those, uses created inside this module's forward calls}.
-    detached_saves: {parameter attribute name: tensors saved for backward that alias it outside autograd}.
+    detached_saves: {parameter attribute name: tensors saved for backward that alias it outside autograd,
+        or detached reads where the probe cannot see what is saved (activation checkpointing)}.
     """
 
     calls: int = 0
@@ -139,6 +144,30 @@ def _preserved(model: nn.Module) -> Iterator[None]:
                     b.copy_(saved)
 
 
+def _return_as_is(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
+_DATA_GET = torch._C.TensorBase.data.__get__
+
+
+class _DetachedReadsOutOfSight(TorchFunctionMode):
+    """Counts ``detach()``/``.data`` of a candidate parameter made while a saved-tensor hook
+    other than the probe's is on top (a non-reentrant checkpoint's): there the probe cannot
+    tell whether a backward keeps the result, so the read counts as kept."""
+
+    def __init__(self, params: dict[int, tuple[str, str]], hooks: tuple, count: Callable) -> None:
+        super().__init__()
+        self.params, self.hooks, self.count = params, hooks, count
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if (func is torch.Tensor.detach or func == _DATA_GET) and args and id(args[0]) in self.params:
+            top = torch._C._autograd._top_saved_tensors_default_hooks(False)
+            if top is not None and tuple(top) != self.hooks:
+                self.count(self.params[id(args[0])])
+        return func(*args, **(kwargs or {}))
+
+
 def probe_uses(model: nn.Module, run_forward: Callable[[], Any], modules: dict[str, nn.Module]) -> dict[str, ModuleUse]:
     """Run ``run_forward()`` once and report, for each module in ``modules`` (by name),
     its forward calls and the autograd uses of each of its direct parameters."""
@@ -167,20 +196,28 @@ def probe_uses(model: nn.Module, run_forward: Callable[[], Any], modules: dict[s
              for pname, p in module.named_parameters(recurse=False)}
     owner.pop(None, None)
 
+    def count(aliased: tuple[str, str]) -> None:
+        saves = result[aliased[0]].detached_saves
+        saves[aliased[1]] = saves.get(aliased[1], 0) + 1
+
     def pack(t: torch.Tensor) -> torch.Tensor:
         if not t.requires_grad:
             aliased = owner.get(_storage(t))
             if aliased is not None:
-                saves = result[aliased[0]].detached_saves
-                saves[aliased[1]] = saves.get(aliased[1], 0) + 1
+                count(aliased)
         return t
+
+    params = {id(p): (name, pname) for name, module in modules.items()
+              for pname, p in module.named_parameters(recurse=False)}
+    hooks = (pack, _return_as_is)
 
     handles = []
     for name, module in modules.items():
         handles.append(module.register_forward_pre_hook(pre_hook(name)))
         handles.append(module.register_forward_hook(post_hook(name), always_call=True))
     try:
-        with _preserved(model), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with (_preserved(model), torch.autograd.graph.saved_tensors_hooks(*hooks),
+              _DetachedReadsOutOfSight(params, hooks, count)):
             output = run_forward()
             uses = _count_uses([t for t in _tensors(output) if t.requires_grad])
             del output

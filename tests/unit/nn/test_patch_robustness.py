@@ -296,3 +296,82 @@ def test_no_weight_decay_groups_match_torch_param_groups():
     no_biases = nn.Sequential(nn.Linear(16, 4, bias=False), nn.LayerNorm(4))  # "*bias" alone matches nothing here
     quiet = patch(no_biases, clip="none", no_weight_decay=("*bias", "1.*"), probe_inputs=(X,))
     assert sorted(g["weight_decay"] for g in quiet.param_groups) == [0.0, 0.01]
+
+
+def test_a_detached_read_inside_activation_checkpointing_is_not_fused():
+    """The checkpoint's saved-tensor hook hides what is saved there: a detached read counts anyway."""
+    from torch.utils.checkpoint import checkpoint
+
+    class Checkpointed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = _DetachedRead(saved=True)
+
+        def forward(self, x):
+            return checkpoint(self.inner, x, use_reentrant=False)
+
+    x = torch.randn(4, 8)
+    opt = patch(Checkpointed(), rule="sgd", clip="none", probe_inputs=(x,))
+    assert "outside autograd" in opt.report.not_fused["inner.e.weight"]
+    assert "inner.a.weight" in opt.report.fused
+
+
+def test_a_partial_write_keeps_the_master_bits_of_the_rest():
+    model = _mlp().bfloat16()
+    x = X.bfloat16()
+    opt = patch(model, rule="adamw", lr=1e-2, weight_store="fp32_master", clip="none", probe_inputs=(x,))
+    for _ in range(2):
+        _loss(model, x).float().backward()
+        opt.step()
+    handle = next(h for h in opt.engine.managed if h.name == "0.weight")
+    master = handle.state.master.clone()
+    assert not torch.equal(master, master.bfloat16().float()), "the master must hold bits the weight does not"
+    with torch.no_grad():
+        model[0].weight[0] = 0.25
+    opt.param_groups[0]["lr"] = 0.0  # a step that moves nothing: what remains is the resync
+    opt.param_groups[0]["weight_decay"] = 0.0
+    _loss(model, x).float().backward()
+    opt.step()
+    assert torch.equal(handle.state.master[1:], master[1:]) and (handle.state.master[0] == 0.25).all()
+
+
+def test_a_fallback_mismatch_is_refused_before_the_fused_half_is_loaded():
+    saved_model, model = _mlp(norm=True), _mlp(norm=True)
+    saved_opt = patch(saved_model, clip="none", no_weight_decay="1.bias", probe_inputs=(X,))
+    _loss(saved_model).backward()
+    saved_opt.step()
+    opt = patch(model, clip="none", probe_inputs=(X,))  # one fallback group where the saved one has two
+    with pytest.raises(ValueError, match="fallback optimizer has groups of"):
+        opt.load_state_dict(saved_opt.state_dict())
+    assert opt.engine.iteration == 0 and all(h.state.step == 0 for h in opt.engine.managed)
+
+
+def test_previous_mode_returns_a_nonfinite_norm_when_only_fused_tiles_were_skipped():
+    model = nn.Sequential(nn.Linear(16, 8), nn.Linear(8, 4))
+    opt = patch(model, rule="sgd", lr=0.1, clip="previous", probe_inputs=(X,))
+    bad = X.clone()
+    bad[0, 0] = float("inf")
+    _loss(model, bad).backward()
+    assert not torch.isfinite(opt.clip_grad_norm_(1.0))
+    opt.step()
+    assert opt.nonfinite_report()
+
+
+def test_moe_experts_accumulate_over_micro_batches_they_were_not_all_routed_in():
+    """An expert no token reached in one micro-batch steps from what the others accumulated,
+    as the deferred mode (every gradient summed in fp32, stepped at step()) does."""
+    from forge_mcore.models import example_batch, training_loss
+
+    runs = []
+    for clip, accumulation in (("previous", 2), ("exact", 1)):
+        model = build_model("qwen3-moe-tiny", seed=0)
+        opt = patch(model, rule="adamw", lr=1e-2, state_dtype="fp32", clip=clip, grad_accumulation=accumulation)
+        for step in range(2):
+            for micro in range(2):
+                batch = example_batch(model, 1, 3, generator=torch.Generator().manual_seed(10 * step + micro))
+                (training_loss(model, batch) / 2).backward()
+            opt.step()
+            opt.zero_grad()
+        runs.append(_params(model))
+    for name, value in runs[0].items():
+        torch.testing.assert_close(value, runs[1][name], rtol=1e-5, atol=1e-6, msg=name)
