@@ -18,12 +18,16 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from .kernels.configs import CONFIGS, INTERPRETER_CONFIG, TileConfig, prune_configs
 from .kernels.launch import no_launch_hooks
 from .param_state import ForgeParamState
+
+if TYPE_CHECKING:
+    from triton.tools.tensor_descriptor import TensorDescriptor
 
 # Which backend ran, counted per launch ("triton" / "torch"); "replay": Triton launches through a ``_Replay``.
 launch_counts: Counter[str] = Counter()
@@ -171,8 +175,9 @@ class _Replay:
         self.scale_aligned = grad_scale.data_ptr() % 16 == 0 if grad_scale is not None else None
         self.device = weight.get_device()
 
-    def launch(self, grad_output, input, weight, hyper, telemetry, accumulated, grad_scale, backend, allow_tf32,
-               config) -> bool:
+    def launch(self, grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor, hyper: torch.Tensor,
+               telemetry: StepTelemetry | None, accumulated: torch.Tensor | None, grad_scale: torch.Tensor | None,
+               backend: str | None, allow_tf32: bool, config: TileConfig | None) -> bool:
         if (weight is not self.weight or hyper is not self.hyper or telemetry is not self.telemetry
                 or telemetry.sumsq is not self.sumsq or telemetry.nonfinite_tiles is not self.nonfinite
                 or accumulated is not None or config is not None or backend != self.backend
@@ -432,7 +437,7 @@ class _Operands:
     cache: dict | None = None
 
     def scratch(self, rows: int) -> "_Operands":
-        def cut(t):
+        def cut(t: torch.Tensor | None) -> torch.Tensor | None:
             return t[:rows].clone() if t is not None else None
 
         return _Operands(
@@ -552,7 +557,7 @@ class _TileSources:
         self.cfg, self.slab_tma, self.tile_tma, self.cache = cfg, slab_tma, tile_tma, cache
         self.half = cfg.block_n // cfg.split_n
 
-    def slab(self, t: torch.Tensor, width: int):
+    def slab(self, t: torch.Tensor, width: int) -> torch.Tensor | TensorDescriptor:
         """dY or X: (BT, features), read in BLOCK_K x width slabs."""
         if not self.slab_tma:
             return t
@@ -560,7 +565,7 @@ class _TileSources:
 
         return TensorDescriptor.from_tensor(t, [self.cfg.block_k, width])
 
-    def tile(self, t: torch.Tensor):
+    def tile(self, t: torch.Tensor) -> torch.Tensor | TensorDescriptor:
         """Weight, master, state codes, accumulator: (out, in), read in BLOCK_M x half tiles."""
         if not self.tile_tma:
             return t

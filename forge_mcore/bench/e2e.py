@@ -122,15 +122,15 @@ def _make_arm(arm: str, model) -> tuple[Callable[[Any], None], dict[str, Any]]:
     if arm.startswith("forge") and arm.endswith(":triton"):
         inner, extras = _make_arm(arm.removesuffix(":triton"), model)
 
-        def triton_only(loss):
+        def triton_only(loss: torch.Tensor) -> None:
             with mock.patch.dict(os.environ, FORGE_GLUON="0"):
                 inner(loss)
         return triton_only, extras
 
     from ..nn import patch
 
-    def standard(opt):
-        def step(loss):
+    def standard(opt: torch.optim.Optimizer) -> Callable[[torch.Tensor], None]:
+        def step(loss: torch.Tensor) -> None:
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -362,7 +362,7 @@ def format_table(rows: list[Row]) -> str:
            f"{'cover':>7}  status"
     lines = [head, "-" * len(head)]
     for r in rows:
-        def num(v, fmt):
+        def num(v: float, fmt: str) -> str:
             return format(v, fmt) if isinstance(v, float) and math.isfinite(v) else "-"
         lines.append(f"{r.model:<14}{r.seq:>6} {r.arm:<16}{num(r.peak_gb, '9.2f'):>9}{num(r.step_ms, '9.1f'):>9}"
                      f"{num(r.tflops, '7.0f'):>7}{num(r.time_vs_fused, '8.2f'):>8}{num(r.peak_vs_fused, '8.2f'):>8}"

@@ -28,10 +28,16 @@ import csv
 import os
 import sys
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
-from forge_mcore.kernels.configs import KERNELS
+from forge_mcore.kernels.configs import KERNELS, TileConfig
+
+if TYPE_CHECKING:
+    from forge_mcore.bench.common import Ceilings
+    from forge_mcore.ops import StepTelemetry
+    from forge_mcore.param_state import ForgeParamState
 
 DEFAULT_SHAPES = ["4096x4096", "12288x4096", "4096x12288", "1024x4096", "151936x4096"]
 DEFAULT_BTS = [512, 1024, 4096, 16384]
@@ -134,7 +140,7 @@ class ForgeArm:
         """The weight's and its states' bytes, one way (what the epilogue reads, and writes back)."""
         return (self.bytes_moved - self.dy.nbytes - self.x.nbytes) // 2
 
-    def steps(self, telemetry, config=None) -> list:
+    def steps(self, telemetry: StepTelemetry, config: TileConfig | None = None) -> list:
         """One step per set, with the tuned config or ``config``."""
         import forge_mcore as fm
 
@@ -143,7 +149,7 @@ class ForgeArm:
                 for w, s, h in zip(self.weights, self.states, self.hypers)]
 
 
-def run_cell(shape: str, bt: int, arm: str, ceilings, *, reps: int = 30, sweep: list | None = None,
+def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 30, sweep: list | None = None,
              sweep_configs: str = "all", sweep_kernels: tuple[str, ...] = KERNELS) -> Cell:
     """Time one cell. With ``sweep`` (a list), the FORGE arm's tile configs are timed too and
     appended as (config, ms): ``sweep_configs`` "all" (CONFIGS and CANDIDATES) or "candidates",
@@ -246,7 +252,7 @@ def best_per_cell(path: str) -> dict[tuple[str, str, str], tuple[float, object]]
     return best
 
 
-def runs_as_labelled(cfg, state, dy: torch.Tensor) -> bool:
+def runs_as_labelled(cfg: TileConfig, state: ForgeParamState, dy: torch.Tensor) -> bool:
     """Whether a step with ``cfg`` runs the kernel the config names: a Gluon config that does not
     apply to this state (shared memory, codec) runs the Triton kernel on its geometry, and a sweep
     row timed under the Gluon name would mislabel that (AdamW bf16 on tall tiles at s5, session 14).

@@ -100,7 +100,7 @@ import torch.nn.functional as F
 from megatron.core import parallel_state
 from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig, finalize_model_grads
 from megatron.core.models.gpt.gpt_model import GPTModel
-from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+from megatron.core.optimizer import ChainedOptimizer, OptimizerConfig, get_megatron_optimizer
 from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
 from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear, model_parallel_cuda_manual_seed
 from megatron.core.transformer.module import Float16Module
@@ -170,7 +170,7 @@ RECIPE = {
 # ---------------------------------------------------------------------------
 
 def transformer_config(shape: Shape, recipe: Recipe, *, tp: int = 1, ep: int = 1, sp: bool = False,
-                       cpu: bool = False):
+                       cpu: bool = False) -> TransformerConfig:
     bf16 = recipe.params_dtype == torch.bfloat16
     # megatron's all-to-all dispatcher needs CUDA streams: the CPU smoke run all-gathers instead
     moe = dict(num_moe_experts=shape.experts, moe_ffn_hidden_size=shape.moe_ffn, moe_router_topk=shape.topk,
@@ -201,8 +201,8 @@ class Arm:
     micro_batch_ranks: tuple[int, ...] | None = None
 
 
-def build_model(config, shape: Shape, recipe: Recipe, forge: bool, *, dense: bool = True, experts: bool = True,
-                init_state: dict | None = None, seed: int = 1234):
+def build_model(config: TransformerConfig, shape: Shape, recipe: Recipe, forge: bool, *, dense: bool = True,
+                experts: bool = True, init_state: dict | None = None, seed: int = 1234) -> DistributedDataParallel:
     """The GPT as Megatron-LM wraps it: built, (optionally) loaded, Float16Module, DDP."""
     torch.manual_seed(seed)
     model_parallel_cuda_manual_seed(seed)
@@ -239,7 +239,7 @@ def _use_fused_adamw(chained, *, require_cuda: bool = True) -> None:
             opt.optimizer = torch.optim.AdamW(inner.param_groups, fused=True)
 
 
-def adamw_kinds(chained) -> list[str]:
+def adamw_kinds(chained: ChainedOptimizer) -> list[str]:
     """How each torch AdamW in a chained optimizer steps ("fused", "foreach" or "default")."""
     kinds = []
     for opt in chained.chained_optimizers:
@@ -250,7 +250,7 @@ def adamw_kinds(chained) -> list[str]:
     return sorted(set(kinds))
 
 
-def build_arm(name: str, config, shape: Shape, recipe: Recipe, forge: bool, *, lr: float, steps: int,
+def build_arm(name: str, config: TransformerConfig, shape: Shape, recipe: Recipe, forge: bool, *, lr: float, steps: int,
               dense: bool = True, experts: bool = True, init_state: dict | None = None) -> Arm:
     model = build_model(config, shape, recipe, forge, dense=dense, experts=experts, init_state=init_state)
     opt_config = OptimizerConfig(optimizer="adam", lr=lr, min_lr=lr / 10, weight_decay=0.1, adam_beta1=0.9,
@@ -309,12 +309,12 @@ def free(*arms: Arm) -> None:
         torch.cuda.empty_cache()
 
 
-def round_robin_routing(model, experts: int, topk: int) -> None:
+def round_robin_routing(model: torch.nn.Module, experts: int, topk: int) -> None:
     """Replace every MoE router's routing by a deterministic round-robin over sequence
     positions: the token at position s goes to experts s, s+1, ..., s+k-1 (mod E) with
     weight 1/k, whatever its hidden state and whichever sequence of the batch it is in, so
     a one-rank run over both ranks' sequences routes every token as EP=2 does."""
-    def routing(logits, padding_mask=None):
+    def routing(logits: torch.Tensor, padding_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         seq, batch = logits.shape[0], logits.shape[1]  # megatron's [s, b, E]; tokens flatten s-major
         position = torch.arange(seq, device=logits.device).repeat_interleave(batch)
         chosen = (position[:, None] + torch.arange(topk, device=logits.device)) % experts
@@ -332,7 +332,7 @@ def round_robin_routing(model, experts: int, topk: int) -> None:
 # training
 # ---------------------------------------------------------------------------
 
-def batch(shape: Shape, step: int, device, dp_ranks: tuple[int, ...] | None = None) -> dict:
+def batch(shape: Shape, step: int, device: torch.device | str, dp_ranks: tuple[int, ...] | None = None) -> dict:
     """Learnable synthetic data, different per data-parallel rank: each sequence is an
     arithmetic progression mod 4096 with its own stride. ``dp_ranks``: the batches of those
     data-parallel ranks, concatenated (a one-rank run over what several ranks train on)."""
@@ -347,7 +347,7 @@ def batch(shape: Shape, step: int, device, dp_ranks: tuple[int, ...] | None = No
     return dict(input_ids=tokens[:, :-1], position_ids=positions, attention_mask=None, labels=tokens[:, 1:])
 
 
-def train_step(arm: Arm, shape: Shape, step: int, device) -> float:
+def train_step(arm: Arm, shape: Shape, step: int, device: torch.device | str) -> float:
     arm.model.zero_grad_buffer()
     arm.optimizer.zero_grad()
     ranks = arm.micro_batch_ranks or (None,)
@@ -367,7 +367,7 @@ def train_step(arm: Arm, shape: Shape, step: int, device) -> float:
     return value.item() / parallel_state.get_data_parallel_world_size()
 
 
-def train(arms: list[Arm], shape: Shape, steps: int, device) -> dict[str, list[float]]:
+def train(arms: list[Arm], shape: Shape, steps: int, device: torch.device | str) -> dict[str, list[float]]:
     losses: dict[str, list[float]] = {arm.name: [] for arm in arms}
     for step in range(steps):
         for arm in arms:
@@ -795,7 +795,7 @@ def error_row(cell: str, exc: BaseException) -> dict:
 
 
 def format_table(rows: list[dict]) -> str:
-    def fmt(v):
+    def fmt(v: object) -> str:
         if isinstance(v, float):
             return f"{v:.3g}"
         return "-" if v is None else str(v)

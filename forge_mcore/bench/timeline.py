@@ -26,6 +26,7 @@ import os
 
 import torch
 
+from forge_mcore.kernels.configs import TileConfig
 from forge_mcore.kernels.gluon_wgrad import TRACE_PHASE_NAMES
 
 # the phases' indices in a trace, in the kernel's order (the unpacking fails if it changes)
@@ -115,7 +116,7 @@ def run_cell(shape: str, bt: int, arm: str, reps: int, extra: tuple = ()) -> lis
             continue
         trace = gluon_wgrad.trace_buffer(cfg, M, N, w.device)
 
-        def step(traced: bool, cfg=cfg, trace=trace) -> None:
+        def step(traced: bool, cfg: TileConfig = cfg, trace: torch.Tensor = trace) -> None:
             gluon_wgrad.launch(cfg, dy, x, w, state, states, hyper, tel.sumsq, tel.nonfinite_tiles, None, None,
                                trace=trace if traced else None)
 

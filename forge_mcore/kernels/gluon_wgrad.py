@@ -705,7 +705,7 @@ def _hand_back(written):
 
 
 @triton.constexpr_function
-def ring_parity_bits(ring):
+def ring_parity_bits(ring: int) -> int:
     """For a tile ring of ``ring`` buffers: bit k (k < 2 ring) is the parity of a consumer's k-th half's
     fill count on the consumer's own ready barrier of that half's buffer (``_ring_ready``), and the
     pattern repeats every 2 ring halves. A consumer's k-th half is the program's half

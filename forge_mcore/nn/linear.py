@@ -89,7 +89,7 @@ class ForgeLinearFunction(torch.autograd.Function):
     """``F.linear`` whose backward steps the weight (and bias) through ``site.engine``."""
 
     @staticmethod
-    def forward(ctx, input: torch.Tensor, param: torch.Tensor, bias: torch.Tensor | None,
+    def forward(ctx: Any, input: torch.Tensor, param: torch.Tensor, bias: torch.Tensor | None,
                 site: FusedSite) -> torch.Tensor:
         weight = site.weight_of(param)
         dtype = _autocast_dtype(input)
@@ -103,7 +103,7 @@ class ForgeLinearFunction(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         # The autograd engine enables grad mode in a backward only for create_graph=True. Refused
         # here, before any write, rather than through ``once_differentiable``'s wrapper, whose
         # context managers cost host time in every backward of every fused layer.

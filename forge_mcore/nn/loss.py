@@ -85,7 +85,7 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
     """``cross_entropy(F.linear(hidden, weight).float(), labels)`` in vocabulary blocks (module docstring)."""
 
     @staticmethod
-    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, site: FusedSite | None, labels: torch.Tensor,
+    def forward(ctx: Any, hidden: torch.Tensor, weight: torch.Tensor, site: FusedSite | None, labels: torch.Tensor,
                 ignore_index: int, num_items: torch.Tensor | float | None, block_rows: int | None,
                 backend: str) -> torch.Tensor:
         compute = _autocast_dtype(hidden) or weight.dtype
@@ -126,7 +126,7 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
         return loss
 
     @staticmethod
-    def backward(ctx, grad_loss: torch.Tensor):
+    def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         if torch.is_grad_enabled():
             raise RuntimeError("backward(create_graph=True) through forge_mcore's fused LM-head loss is not supported")
         hidden, weight, lse, valid, target_block, target_row = ctx.saved_tensors

@@ -103,7 +103,7 @@ def _count_uses(roots: list[torch.Tensor]) -> dict[int, list[int | None]]:
 
     leaf_of: dict[int, torch.Tensor | None] = {}
 
-    def leaf(node) -> torch.Tensor | None:
+    def leaf(node: torch.autograd.graph.Node) -> torch.Tensor | None:
         """The leaf a node is a view/cast chain of, or None for a real computation."""
         key = id(node)
         if key not in leaf_of:
@@ -175,8 +175,8 @@ def probe_uses(model: nn.Module, run_forward: Callable[[], Any], modules: dict[s
     open_calls: dict[str, list[int | None]] = defaultdict(list)
     result = {name: ModuleUse() for name in modules}
 
-    def pre_hook(name):
-        def hook(_module, _args):
+    def pre_hook(name: str) -> Callable[[nn.Module, tuple[Any, ...]], None]:
+        def hook(_module: nn.Module, _args: tuple[Any, ...]) -> None:
             if torch.is_grad_enabled():
                 open_calls[name].append(_sequence_marker())
                 result[name].calls += 1
@@ -185,8 +185,8 @@ def probe_uses(model: nn.Module, run_forward: Callable[[], Any], modules: dict[s
                 result[name].no_grad_calls += 1
         return hook
 
-    def post_hook(name):
-        def hook(_module, _args, _output):
+    def post_hook(name: str) -> Callable[[nn.Module, tuple[Any, ...], Any], None]:
+        def hook(_module: nn.Module, _args: tuple[Any, ...], _output: Any) -> None:
             start = open_calls[name].pop()
             if start is not None:
                 intervals[name].append((start, _sequence_marker()))

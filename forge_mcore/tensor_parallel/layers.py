@@ -78,7 +78,9 @@ class _ForgeLinearFunction(torch.autograd.Function):
 
     @staticmethod
     @custom_fwd
-    def forward(ctx, input, anchor, weight, binding, allreduce_dgrad, sequence_parallel, tp_group):
+    def forward(ctx: Any, input: torch.Tensor, anchor: torch.Tensor, weight: torch.Tensor,
+                binding: ForgeBinding | None, allreduce_dgrad: bool, sequence_parallel: bool,
+                tp_group: dist.ProcessGroup | None) -> torch.Tensor:
         ctx.save_for_backward(input, weight)
         ctx.binding = binding
         ctx.allreduce_dgrad = allreduce_dgrad
@@ -89,7 +91,7 @@ class _ForgeLinearFunction(torch.autograd.Function):
 
     @staticmethod
     @custom_bwd
-    def backward(ctx, grad_output):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         input, weight = ctx.saved_tensors
         binding: ForgeBinding | None = ctx.binding
         if binding is None:
@@ -120,12 +122,12 @@ class _ForgeBiasProxy(torch.autograd.Function):
     (summed over tokens by autograd's broadcast) feeds the bias's fused step."""
 
     @staticmethod
-    def forward(ctx, anchor, bias, binding):
+    def forward(ctx: Any, anchor: torch.Tensor, bias: torch.Tensor, binding: ForgeBinding) -> torch.Tensor:
         ctx.binding = binding
         return bias.clone()
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, None, None]:
         binding: ForgeBinding = ctx.binding
         grad = grad.float()
         if binding.bias_reduce_group is not None:
@@ -225,7 +227,7 @@ class ForgeColumnParallelLinear(ForgeParallelLinear, ColumnParallelLinear):
         self._setup_forge()
 
     def forward(self, input_: torch.Tensor, weight: torch.Tensor | None = None,
-                runtime_gather_output: bool | None = None):
+                runtime_gather_output: bool | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         return self._forge_forward(super().forward, input_, weight, runtime_gather_output)
 
 
@@ -236,5 +238,5 @@ class ForgeRowParallelLinear(ForgeParallelLinear, RowParallelLinear):
         super().__init__(*args, **kwargs)
         self._setup_forge()
 
-    def forward(self, input_: torch.Tensor):
+    def forward(self, input_: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         return self._forge_forward(super().forward, input_)

@@ -53,10 +53,10 @@ def megatron_on_cpu() -> Iterator[None]:
     from megatron.core.tensor_parallel import random as mrandom
 
     @contextlib.contextmanager
-    def no_fork(self, name=None):
+    def no_fork(self, name: str | None = None) -> Iterator[None]:
         yield
 
-    def add_without_cuda(self, name, seed):  # the tracker's bookkeeping, no CUDA generator
+    def add_without_cuda(self, name: str, seed: int) -> None:  # the tracker's bookkeeping, no CUDA generator
         self._is_initialized = True
         self.seeds_.add(seed)
         self.states_[name] = None
