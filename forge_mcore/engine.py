@@ -453,6 +453,11 @@ class ForgeEngine:
 
     def load_state_dict(self, sd: dict[str, Any]) -> None:
         """Load ``state_dict()``'s output: every weight's entry is checked before any is written."""
+        self.checked_load(sd)()
+
+    def checked_load(self, sd: dict[str, Any]) -> Callable[[], None]:
+        """Check ``sd`` (from ``state_dict()``) whole and return the function that loads it:
+        nothing is written before it is called."""
         try:
             weights, iteration = dict(sd["weights"]), int(sd["iteration"])
         except (KeyError, TypeError, ValueError) as e:
@@ -467,7 +472,11 @@ class ForgeEngine:
                 loads.append(h.state.checked_load(weights[h.name]))
             except ValueError as e:
                 raise ValueError(f"{h.name}: {e}") from None
-        for load in loads:
-            load()
-        self.iteration = iteration
-        self._prepared_iteration = -1  # the scalars prepared so far came from the replaced step counts
+
+        def load() -> None:
+            for load_weight in loads:
+                load_weight()
+            self.iteration = iteration
+            self._prepared_iteration = -1  # the scalars prepared so far came from the replaced step counts
+
+        return load

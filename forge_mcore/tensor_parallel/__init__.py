@@ -28,6 +28,7 @@ from .config import ForgeMegatronConfig, check_forge_setup
 from .layers import ForgeBinding, ForgeColumnParallelLinear, ForgeParallelLinear, ForgeRowParallelLinear
 from .norm import SequenceParallelTorchNorm
 from .optimizer import (
+    ForgeChainedOptimizer,
     ForgeMegatronOptimizer,
     chain_forge_optimizer,
     forge_layers,
@@ -36,7 +37,8 @@ from .optimizer import (
 from .specs import forge_spec, get_forge_gpt_decoder_block_spec, get_forge_gpt_layer_local_spec, use_forge_output_layer
 
 __all__ = [
-    "ForgeBinding", "ForgeColumnParallelLinear", "ForgeMegatronConfig", "ForgeMegatronOptimizer",
+    "ForgeBinding", "ForgeChainedOptimizer", "ForgeColumnParallelLinear", "ForgeMegatronConfig",
+    "ForgeMegatronOptimizer",
     "ForgeParallelLinear", "ForgeRowParallelLinear", "SequenceParallelTorchNorm", "add_forge_args",
     "chain_forge_optimizer", "check_forge_setup", "forge_config_from_args", "forge_layers", "forge_spec",
     "get_forge_gpt_decoder_block_spec", "get_forge_gpt_layer_local_spec", "get_megatron_optimizer_with_forge",

@@ -30,6 +30,7 @@ storage. ``get_megatron_optimizer_with_forge`` builds it and chains it after
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -140,6 +141,7 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         self._carrier = torch.zeros(1, dtype=torch.float32, device=device)
         self._carrier.grad = torch.ones(1, dtype=torch.float32, device=device)
         self._carrier.decoupled_grad = self._carrier.grad  # read by clipping under the precision-aware optimizer
+        self._stepped = False  # between step() and zero_grad(): the grad norm is the stepped iteration's
         engine.accumulation_advice = (
             "FORGE's megatron optimizer takes one micro-batch per step: run the schedule with "
             "num_microbatches=1 (--global-batch-size = --micro-batch-size x data-parallel size), or "
@@ -208,9 +210,14 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         return [self._carrier]
 
     def _sumsq(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Local (dense, expert) sums of g^2 of this iteration: TP duplicates counted once,
-        DDP's expert scaling applied. Device scalars, no sync."""
-        sumsq = self.engine.per_tensor_sumsq()
+        """Local (dense, expert) sums of g^2 of this iteration: TP duplicates counted once, DDP's
+        expert scaling applied. Device scalars, no sync. After ``step()``, until the next
+        ``zero_grad()``, those of the iteration just stepped, scaled by its clip coefficient, as
+        megatron's main_grads hold them then."""
+        if self._stepped:
+            sumsq = self.engine.last_sumsq * self._carrier.grad.square()
+        else:
+            sumsq = self.engine.per_tensor_sumsq()
         return (sumsq * self._norm_weights["dense"]).sum(), (sumsq * self._norm_weights["expert"]).sum()
 
     def get_main_grads_for_grad_norm(self) -> list[torch.Tensor]:
@@ -239,6 +246,7 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         if clip == "exact":
             self.engine.grad_scale = self._carrier.grad.clone()
         self.engine.step()
+        self._stepped = self.engine.last_sumsq is not None
         if clip == "previous":
             self.engine.grad_scale = self._carrier.grad.clone()  # scales the next backward's fused steps
         return True
@@ -258,6 +266,7 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         """The fused weights have no ``.grad``; gradients of this iteration not yet stepped
         (``--forge-clip exact``) are dropped."""
         self.engine.zero_grad()
+        self._stepped = False
 
     def get_loss_scale(self) -> torch.Tensor:
         return self._scale_one
@@ -282,15 +291,28 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         }}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        saved = state_dict["forge"]
-        if len(saved["param_groups"]) != len(self.engine.param_groups):
-            raise ValueError(f"FORGE state has {len(saved['param_groups'])} param groups, this model has "
+        self.checked_load(state_dict)()
+
+    def checked_load(self, state_dict: dict) -> Callable[[], None]:
+        """Check ``state_dict`` (from ``state_dict()``) whole and return the function that loads
+        it: nothing is written before it is called (``ForgeChainedOptimizer`` checks first)."""
+        try:
+            saved = state_dict["forge"]
+            groups, scale = list(saved["param_groups"]), saved["grad_scale"]
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"not a FORGE optimizer state_dict ({e!r}): load what state_dict() saved") from None
+        if len(groups) != len(self.engine.param_groups):
+            raise ValueError(f"FORGE state has {len(groups)} param groups, this model has "
                              f"{len(self.engine.param_groups)}: load at the layout it was saved with")
-        self.engine.load_state_dict(saved["engine"])
-        scale = saved["grad_scale"]
-        self.engine.grad_scale = scale.to(self._carrier.device) if scale is not None else None
-        for group, hparams in zip(self.engine.param_groups, saved["param_groups"]):
-            group.update(hparams)
+        load_engine = self.engine.checked_load(saved["engine"])
+
+        def load() -> None:
+            load_engine()
+            self.engine.grad_scale = scale.to(self._carrier.device) if scale is not None else None
+            for group, hparams in zip(self.engine.param_groups, groups):
+                group.update(hparams)
+
+        return load
 
     def sharded_state_dict(self, model_sharded_state_dict: ShardedStateDict, is_loading: bool = False,
                            metadata: dict | None = None) -> ShardedStateDict:
@@ -305,12 +327,32 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
     restore_from_cpu = offload_to_cpu
 
 
+class ForgeChainedOptimizer(ChainedOptimizer):
+    """megatron's ``ChainedOptimizer`` with FORGE's member last. Where a member could refuse
+    after the ones before it acted, FORGE's checks run first: a state_dict it would refuse
+    leaves every member unloaded, and CPU offloading (which it does not support) moves none."""
+
+    def load_state_dict(self, state_dict: Any) -> None:
+        if len(self.chained_optimizers) == 1:
+            forge_part = state_dict
+        elif isinstance(state_dict, dict):  # megatron's sharded load keys the members in order
+            forge_part = state_dict[max(state_dict)]
+        else:
+            forge_part = state_dict[-1]
+        self.chained_optimizers[-1].checked_load(forge_part)  # raises before any member loads
+        super().load_state_dict(state_dict)
+
+    def offload_to_cpu(self) -> None:
+        self.chained_optimizers[-1].offload_to_cpu()  # refuses before any member moves
+        super().offload_to_cpu()
+
+
 def chain_forge_optimizer(megatron_optimizer: MegatronOptimizer,
-                          forge_optimizer: ForgeMegatronOptimizer) -> ChainedOptimizer:
+                          forge_optimizer: ForgeMegatronOptimizer) -> ForgeChainedOptimizer:
     """One ``ChainedOptimizer``: megatron's optimizers (flattened), then FORGE's."""
     parts = (megatron_optimizer.chained_optimizers if isinstance(megatron_optimizer, ChainedOptimizer)
              else [megatron_optimizer])
-    return ChainedOptimizer([*parts, forge_optimizer])
+    return ForgeChainedOptimizer([*parts, forge_optimizer])
 
 
 def get_megatron_optimizer_with_forge(
@@ -321,7 +363,7 @@ def get_megatron_optimizer_with_forge(
     config_overrides: dict | None = None,
     num_microbatches: int | None = None,
     **kwargs: Any,
-) -> ChainedOptimizer:
+) -> ForgeChainedOptimizer:
     """``get_megatron_optimizer`` for the stock parameters chained with FORGE's optimizer for
     the fused ones. FORGE's checks run first, before megatron allocates anything."""
     forge = ForgeMegatronOptimizer(config, model_chunks, forge_config, config_overrides=config_overrides,

@@ -73,3 +73,43 @@ def experts_match_stock_and_unused_experts_decay(rank, world_size):
 
 def test_experts_match_stock_and_unused_experts_decay(rank_results):
     rank_results(experts_match_stock_and_unused_experts_decay)
+
+
+@on_ranks(2)
+def ep2_expert_gradients_are_the_mean_loss_gradient(rank, world_size):
+    """EP=2 beside data parallelism 2, a learned top-2 router, each rank its own batch: a FORGE
+    expert's gradient (materialized by --forge-clip exact, with DDP's 1/dp folded in) is the
+    gradient of the ranks' mean loss, taken by autograd through the dispatcher's collectives on an
+    identical stock GPT. (Stock megatron's own main_grad is not the reference: on this CPU path it
+    differs from that gradient and from itself at DP=1.)"""
+    from megatron.core.distributed import finalize_model_grads
+
+    from forge_mcore.tensor_parallel import ForgeMegatronConfig, get_megatron_optimizer_with_forge
+
+    from .common import build_gpt, gpt_batch
+
+    init_parallel(ep=2)
+    config = transformer_config(num_moe_experts=EXPERTS, moe_ffn_hidden_size=FFN, moe_router_topk=2)
+    stock, forge = build_gpt(config, forge=False), build_gpt(config, forge=True, dense=False)
+    optimizer = get_megatron_optimizer_with_forge(OptimizerConfig(optimizer="adam", lr=0.01, clip_grad=1e6), [forge],
+                                                  ForgeMegatronConfig(dense=False, clip="exact"))
+    batch = gpt_batch(rank)
+    experts = [(name, p) for name, p in stock.named_parameters() if "local_experts" in name]
+    reference = torch.autograd.grad(stock(**batch).float().mean(), [p for _, p in experts], allow_unused=True)
+    forge.zero_grad_buffer()
+    optimizer.zero_grad()
+    forge(**batch).float().mean().backward()
+    finalize_model_grads([forge])
+    handles = {h.name: h for h in optimizer.chained_optimizers[-1].engine.managed}
+    routed = 0
+    for (name, p), grad in zip(experts, reference):
+        handle = handles[name.removeprefix("module.")]
+        expected = (grad if grad is not None else torch.zeros_like(p)) / world_size
+        got = handle.accum * handle.grad_scale if handle.accum is not None else torch.zeros_like(p)
+        assert_close_verbose(got, expected, rtol=1e-5, atol=1e-8, what=f"rank {rank} {name}")
+        routed += int(handle.accum is not None)
+    assert routed, "no local expert received a token"
+
+
+def test_ep2_expert_gradients_are_the_mean_loss_gradient(rank_results):
+    rank_results(ep2_expert_gradients_are_the_mean_loss_gradient)

@@ -70,6 +70,8 @@ def _compare(stock, stock_opt, forge, forge_opt, steps=STEPS, rtol=2e-5, fused_t
         loss_f, norm_f = train_step(forge, forge_opt, schedulers[1], step, micro_batches)
         assert_close_verbose(torch.tensor(loss_f), torch.tensor(loss_s), rtol=1e-5, what=f"step {step} loss")
         assert_close_verbose(torch.tensor(norm_f), torch.tensor(norm_s), rtol=1e-5, what=f"step {step} grad norm")
+        # asked again after step(): the stepped iteration's norm, clipped as stock's main_grads are
+        assert forge_opt.get_grad_norm() == pytest.approx(stock_opt.get_grad_norm(), rel=1e-5)
         # the scheduler drives the lr the kernel reads next
         assert {g["lr"] for g in forge_opt.chained_optimizers[-1].param_groups} <= {
             g["lr"] for g in stock_opt.param_groups}
@@ -225,6 +227,36 @@ def checkpoint_round_trip_tp2(rank, world_size):
         assert torch.equal(a, b), f"{name} differs after resuming from the checkpoint"
 
 
+def _leaves(obj) -> list:
+    if isinstance(obj, dict):
+        return [leaf for key in sorted(obj, key=str) for leaf in _leaves(obj[key])]
+    if isinstance(obj, (list, tuple)):
+        return [leaf for item in obj for leaf in _leaves(item)]
+    return [obj.clone() if isinstance(obj, torch.Tensor) else obj]
+
+
+@on_ranks(1)
+def refused_load_leaves_every_member_unloaded(rank, world_size):
+    """A state_dict FORGE refuses (int8 states into fp32 ones) is refused before megatron's
+    members (which come first in the chain) load theirs."""
+    init_parallel()
+    config = transformer_config()
+    arms = []
+    for state_dtype, seed in (("int8", 1), ("fp32", 2)):
+        model = build_gpt(config, forge=True, seed=seed)
+        optimizer = get_megatron_optimizer_with_forge(_optimizer_config(), [model],
+                                                      ForgeMegatronConfig(state_dtype=state_dtype))
+        train_step(model, optimizer, None, 0)
+        arms.append(optimizer)
+    saved, target = arms[0].state_dict(), arms[1]
+    before = _leaves(target.state_dict())
+    with pytest.raises(ValueError, match="state_dtype='int8', this state uses 'fp32'"):
+        target.load_state_dict(saved)
+    after = _leaves(target.state_dict())
+    assert len(before) == len(after) and all(
+        torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b for a, b in zip(before, after))
+
+
 SCENARIOS = [gpt_matches_stock_tp2, gpt_matches_stock_tp2_sequence_parallel, gpt_clip_exact_matches_stock_tp2,
              gpt_config_overrides_match_stock_tp2, gpt_clip_exact_two_micro_batches_tp2,
              gpt_pipeline_parallel_matches_stock_pp2, gpt_clip_previous_tp2, checkpoint_round_trip_tp2]
@@ -233,3 +265,7 @@ SCENARIOS = [gpt_matches_stock_tp2, gpt_matches_stock_tp2_sequence_parallel, gpt
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
 def test_gpt_tp2(rank_results, scenario):
     rank_results(scenario)
+
+
+def test_a_refused_load_leaves_every_member_unloaded(rank_results):
+    rank_results(refused_load_leaves_every_member_unloaded)
