@@ -80,8 +80,8 @@ def ep2_expert_gradients_are_the_mean_loss_gradient(rank, world_size):
     """EP=2 beside data parallelism 2, a learned top-2 router, each rank its own batch: a FORGE
     expert's gradient (materialized by --forge-clip exact, with DDP's 1/dp folded in) is the
     gradient of the ranks' mean loss, taken by autograd through the dispatcher's collectives on an
-    identical stock GPT. (Stock megatron's own main_grad is not the reference: on this CPU path it
-    differs from that gradient and from itself at DP=1.)"""
+    identical stock GPT. (Not stock megatron's main_grad: on this CPU/gloo path it was seen to differ
+    from that gradient, and from stock at DP=1.)"""
     from megatron.core.distributed import finalize_model_grads
 
     from forge_mcore.tensor_parallel import ForgeMegatronConfig, get_megatron_optimizer_with_forge
