@@ -134,6 +134,7 @@ class ForgeEngine:
                                     "grad_accumulation=<micro-batches> (exact accumulation)")
         self.last_sumsq: torch.Tensor | None = None
         self.last_nonfinite: torch.Tensor | None = None
+        self.backward_since_step = False  # whether a backward reached a weight since the last step()
 
     # ---- registration --------------------------------------------------------
     def add_param_group(self, hparams: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -261,6 +262,7 @@ class ForgeEngine:
     def _finish_backward(self, handle: ManagedWeight, last: bool) -> None:
         """Count the micro-batch; after the last one the step was taken (deferred: at ``step()``)."""
         handle.micro_batches += 1
+        self.backward_since_step = True
         if not last:
             return
         if self.deferred:
@@ -368,6 +370,7 @@ class ForgeEngine:
             if self.on_nonfinite == "raise":
                 bad = self.nonfinite_report()
         self.iteration += 1  # before raising: the next iteration's backward runs normally
+        self.backward_since_step = False
         if bad:
             raise FloatingPointError(
                 f"non-finite gradients in {len(bad)} fused weight(s), tiles skipped (the rest were applied): "

@@ -141,7 +141,6 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         self._carrier = torch.zeros(1, dtype=torch.float32, device=device)
         self._carrier.grad = torch.ones(1, dtype=torch.float32, device=device)
         self._carrier.decoupled_grad = self._carrier.grad  # read by clipping under the precision-aware optimizer
-        self._stepped = False  # between step() and zero_grad(): the grad norm is the stepped iteration's
         engine.accumulation_advice = (
             "FORGE's megatron optimizer takes one micro-batch per step: run the schedule with "
             "num_microbatches=1 (--global-batch-size = --micro-batch-size x data-parallel size), or "
@@ -212,9 +211,9 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
     def _sumsq(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Local (dense, expert) sums of g^2 of this iteration: TP duplicates counted once, DDP's
         expert scaling applied. Device scalars, no sync. After ``step()``, until the next
-        ``zero_grad()``, those of the iteration just stepped, scaled by its clip coefficient, as
+        backward, those of the iteration just stepped, scaled by its clip coefficient, as
         megatron's main_grads hold them then."""
-        if self._stepped:
+        if self.engine.last_sumsq is not None and not self.engine.backward_since_step:
             sumsq = self.engine.last_sumsq * self._carrier.grad.square()
         else:
             sumsq = self.engine.per_tensor_sumsq()
@@ -246,7 +245,6 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         if clip == "exact":
             self.engine.grad_scale = self._carrier.grad.clone()
         self.engine.step()
-        self._stepped = self.engine.last_sumsq is not None
         if clip == "previous":
             self.engine.grad_scale = self._carrier.grad.clone()  # scales the next backward's fused steps
         return True
@@ -266,7 +264,6 @@ class ForgeMegatronOptimizer(MegatronOptimizer):
         """The fused weights have no ``.grad``; gradients of this iteration not yet stepped
         (``--forge-clip exact``) are dropped."""
         self.engine.zero_grad()
-        self._stepped = False
 
     def get_loss_scale(self) -> torch.Tensor:
         return self._scale_one
