@@ -342,6 +342,9 @@ def _check_step_args(weight, state, hyper, telemetry, accumulated, grad_scale, d
             raise ValueError(f"state {spec.name!r} has shape {slot.shape}, weight {shape}")
     if state.master is not None and tuple(state.master.shape) != shape:
         raise ValueError(f"state.master has shape {tuple(state.master.shape)}, weight {shape}")
+    if hyper is state.hyper_buffer and state.step == 0:
+        raise ValueError("hyper is state.hyper_buffer before any state.prepare_step(group): its scalars are unset "
+                         "(zeros); pass what state.prepare_step(group) returns")
     if hyper.dtype != torch.float32 or tuple(hyper.shape) != (state.seed_index + 1,):
         raise ValueError(
             f"hyper must be the fp32 vector from state.prepare_step() ({state.seed_index + 1} values), "

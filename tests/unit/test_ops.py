@@ -78,6 +78,8 @@ def _bad_calls(w, state, hyper, dy, x):
                                                             torch.zeros(1, dtype=torch.int32)))),
         ("telemetry must be a StepTelemetry", dict(telemetry=(torch.zeros(1), torch.zeros(1, dtype=torch.int32)))),
         ("config must be a TileConfig", dict(config="fast")),
+        ("before any state.prepare_step", dict(state=(fresh := fm.ForgeParamState.create(w, "adamw")),
+                                                hyper=fresh.hyper_buffer)),
         (rf"state was created for a \({M}, {N}\) weight", dict(weight=torch.zeros(M, N - 1), input=x[:, :-1])),
         ("accumulated must be a contiguous .* got a non-contiguous", dict(accumulated=torch.zeros(N, M).t())),
     ]
