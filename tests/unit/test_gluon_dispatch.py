@@ -201,3 +201,63 @@ def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
     assert winners._config_from_row({**row, "tile_ring": "False"}) == WS.replaced("num_stages=7")
     del row["tile_ring"]
     assert winners._config_from_row(row) == WS.replaced("num_stages=7")
+
+
+def test_a_resident_dy_block_takes_the_slab_rings_room_at_this_bt():
+    from forge_mcore.kernels import winners
+
+    resident = WS.replaced("dy_resident=True,num_stages=4,tile_ring=2")
+    sgd = _state(rule="sgd", group={"momentum": 0.9})
+    # BT 1024: 16 dY chunks of 64 x 64 x 2 B (128 KB) + 4 X slabs of 64 x 128 x 2 B (64 KB) + 2 halves
+    # of 64x64 x 4 B (32 KB) = 224 KB; at BT 1088 the dY block is 8 KB more
+    assert resident.smem_bytes(2, 1024) == 192 * 1024 and resident.smem_bytes(2, 1000) == 192 * 1024
+    assert gluon_wgrad.applies(resident, sgd, torch.empty(1024, 1, dtype=torch.bfloat16), None, True, True)
+    assert not gluon_wgrad.applies(resident, sgd, torch.empty(1088, 1, dtype=torch.bfloat16), None, True, True)
+    assert not gluon_wgrad.applies(resident, _state(), torch.empty(1024, 1, dtype=torch.bfloat16), None, True, True)
+    assert WS.smem_bytes(2, 1) == WS.smem_bytes(2, 16384)  # (streamed slabs: any BT)
+    assert not resident.triton_geometry.dy_resident
+    for bad in ("dy_resident=True,kernel=gluon_tall,block_m=128", "dy_resident=1"):
+        with pytest.raises(ValueError, match="dy_resident"):
+            WS.replaced(bad)
+    with pytest.raises(ValueError, match="dy_resident"):
+        TileConfig(64, 64, 64, 8, 4, 3, dy_resident=True)
+    row = winners.config_to_row(resident)
+    assert row["dy_resident"] == "True" and winners._config_from_row(row) == resident
+    del row["dy_resident"]  # a file written before the field
+    assert winners._config_from_row(row) == WS.replaced("num_stages=4,tile_ring=2")
+
+
+@pytest.mark.parametrize("sms", [1, 7, 78, 132])
+def test_resident_runs_cover_every_tile_once_within_the_busiest_programs_count(sms):
+    """The host sizes the grid from ``run_length``; the kernel recovers the run from the program
+    count (``_run_length``: tiles over programs, rounded up) and walks tiles [pid x run, ...)."""
+    for tiles in range(1, 3000):
+        run = gluon_wgrad.run_length(tiles, sms)
+        programs = -(-tiles // run)
+        assert programs <= sms and run == -(-tiles // sms)  # no program walks more than round-robin's busiest
+        assert -(-tiles // programs) == run  # what the kernel computes
+        walked = [t for pid in range(programs) for t in range(pid * run, min(pid * run + run, tiles))]
+        assert walked == list(range(tiles))
+
+
+def test_the_tuner_takes_a_resident_config_only_where_it_runs(monkeypatch):
+    """A committed dY-resident winner is looked up only at a BT whose dY block fits beside its ring."""
+    from forge_mcore import ops
+    from forge_mcore.kernels import winners
+
+    resident = WS.replaced("dy_resident=True,num_stages=4,tile_ring=2")
+    seen = []
+    monkeypatch.setattr(ops, "CONFIGS", (*CONFIGS, resident))
+    monkeypatch.setattr(ops, "_tuned", {})
+    monkeypatch.setattr(ops, "interpreter_active", lambda: False)
+    monkeypatch.setattr(winners, "lookup", lambda key, device, candidates: seen.append(list(candidates)) or resident)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H200")
+    state = _state(rule="sgd", group={"momentum": 0.9})
+    for bt, runs in ((1024, True), (1088, False)):
+        dy = torch.empty(bt, 64, dtype=torch.bfloat16)
+
+        def runs_as(cfg, dy=dy):
+            return cfg if gluon_wgrad.applies(cfg, state, dy, None, True, True) else cfg.triton_geometry
+
+        ops._select_config(dy, torch.empty(64, 128, dtype=torch.bfloat16), state, None, None, None, runs_as)
+        assert (resident in seen[-1]) == runs
