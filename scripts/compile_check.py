@@ -179,7 +179,8 @@ def main() -> None:
                             cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
                         label = (f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
                                  f" e{cfg.epilogue_stages} w{cfg.num_warps} s{cfg.num_stages} {cfg.kernel}"
-                                 f"{' ring%d' % cfg.tile_ring if cfg.tile_ring else ''}{' resident' if cfg.dy_resident else ''}")
+                                 f"{f' ring{cfg.tile_ring}' if cfg.tile_ring else ''}"
+                                 f"{' resident' if cfg.dy_resident else ''}")
                         failures += _compile(label, ops.fused_wgrad_step, dy, x, w, state,
                                              state.prepare_step(state.rule.make_group()), backend="triton",
                                              config=cfg)

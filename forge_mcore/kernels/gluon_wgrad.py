@@ -543,7 +543,8 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
-            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s), 0 if RESIDENT else ROW_BLOCKS)
+            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s),
+                       0 if RESIDENT else ROW_BLOCKS)
             step += 1
 
 
