@@ -662,8 +662,6 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands,
         return _tuned[key, gluon]
     pool = CONFIGS if gluon else tuple(c for c in CONFIGS if c.kernel == "triton")
     candidates = prune_configs(pool, M, N, K, dy.element_size())
-    # a dY-resident config's shared memory grows with BT: a candidate only where it runs as itself
-    candidates = [c for c in candidates if not c.dy_resident or runs_as(c) == c]
     if os.environ.get("FORGE_AUTOTUNE", "0") != "1":
         from .kernels import winners
 

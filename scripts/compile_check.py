@@ -126,8 +126,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--all-configs", action="store_true", help="every committed tile config, not two")
-    p.add_argument("--candidates", action="store_true", help="the configs under evaluation (configs.CANDIDATES; "
-                   "with --gluon, only those)")
+    p.add_argument("--candidates", action="store_true", help="the configs under evaluation (configs.CANDIDATES)")
     p.add_argument("--gluon", action="store_true", help="only the Gluon configs (CONFIGS and CANDIDATES), where "
                    "they apply: the TMA path, bf16 weights, bf16 and int8 states; every config with AdamW, the "
                    "other rule families on one config per Gluon kernel")
@@ -168,8 +167,7 @@ def main() -> None:
                     configs = CANDIDATES if args.candidates else CONFIGS if args.all_configs else (
                         CONFIGS[0], CONFIGS[3], CONFIGS[-1])
                     if args.gluon:
-                        configs = [c for c in (CANDIDATES if args.candidates else CONFIGS + CANDIDATES)
-                                   if c.kernel != "triton"]
+                        configs = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
                         if rule != "adamw":  # (the rule's code is the same at every ring depth: one config
                             # per Gluon kernel keeps the CPU suite's compile check under ~3 minutes)
                             configs = [c for i, c in enumerate(configs)
@@ -178,9 +176,7 @@ def main() -> None:
                         if args.epilogue_stages is not None:
                             cfg = dataclasses.replace(cfg, epilogue_stages=args.epilogue_stages)
                         label = (f"tma={tma} {rule} {codec} {store} {cfg.block_m}x{cfg.block_n}/{cfg.split_n}"
-                                 f" e{cfg.epilogue_stages} w{cfg.num_warps} s{cfg.num_stages} {cfg.kernel}"
-                                 f"{f' ring{cfg.tile_ring}' if cfg.tile_ring else ''}"
-                                 f"{' resident' if cfg.dy_resident else ''}")
+                                 f" e{cfg.epilogue_stages} w{cfg.num_warps} s{cfg.num_stages} {cfg.kernel}")
                         failures += _compile(label, ops.fused_wgrad_step, dy, x, w, state,
                                              state.prepare_step(state.rule.make_group()), backend="triton",
                                              config=cfg)
@@ -221,8 +217,7 @@ def _compile_gluon_odd_stride() -> int:
     state = fm.ForgeParamState.create(w, "adamw", {}, "bf16", "bf16")
     dy, x = torch.zeros(64, 200, dtype=torch.bfloat16), torch.zeros(64, 776, dtype=torch.bfloat16)
     for cfg in (c for c in CONFIGS + CANDIDATES if c.kernel != "triton"):
-        label = (f"tma=True adamw bf16 bf16 200x776 {cfg.block_m}x{cfg.block_n} s{cfg.num_stages} {cfg.kernel}"
-                 f"{' resident' if cfg.dy_resident else ''}")
+        label = f"tma=True adamw bf16 bf16 200x776 {cfg.block_m}x{cfg.block_n} s{cfg.num_stages} {cfg.kernel}"
         failures += _compile(label, ops.fused_wgrad_step, dy, x, w, state, state.prepare_step(state.rule.make_group()),
                              backend="triton", config=cfg)
     return failures

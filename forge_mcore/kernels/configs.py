@@ -70,13 +70,6 @@ class TileConfig:
     # ring (six-deep beside AdamW's bf16 moments, seven with 4 B per element); two save another
     # half (seven-deep, eight) but a unit's fills wait for the other consumer's previous rule.
     tile_ring: int = 0
-    # Ping-pong ("gluon_ws") only: each program takes a contiguous run of tiles along a row block
-    # and keeps that block's whole dY (64 rows x BT) in shared memory for all of them, so the ring
-    # carries X slabs only: 32 B of slabs per output and k-step, as a tall tile reads, with four
-    # 64-row units per SM where tall ones leave two (1024 x 4096 at BT <= 1024). ``group_m`` is
-    # then unused; where BT's dY block does not fit beside the ring (``smem_bytes``), the Triton
-    # kernel runs, as for any Gluon config that does not apply.
-    dy_resident: bool = False
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -93,8 +86,6 @@ class TileConfig:
                 self.kernel != "gluon_ws" or self.tile_fill != "tma"):
             raise ValueError(f"tile_ring is 0 or the ping-pong kernel's (gluon_ws, TMA tile fills) ring of 2 or 3 "
                              f"column-half tile buffers: {self}")
-        if type(self.dy_resident) is not bool or self.dy_resident and self.kernel != "gluon_ws":
-            raise ValueError(f"dy_resident is a ping-pong kernel's (gluon_ws) option, True or False: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
@@ -161,11 +152,8 @@ class TileConfig:
         return dataclasses.replace(self, **{k: int(v) if v.lstrip("-").isdigit() else special.get(v, v)
                                             for k, v in values.items()})
 
-    def smem_bytes(self, elem_bytes: int, k: int) -> int:
-        """Shared memory of the pipelined dY and X slabs at BT ``k`` (with ``dy_resident``: the X
-        ring and a whole dY block of ``k`` rows in BLOCK_K chunks)."""
-        if self.dy_resident:
-            return (self.num_stages * self.block_n + -(-k // self.block_k) * self.block_m) * self.block_k * elem_bytes
+    def smem_bytes(self, elem_bytes: int) -> int:
+        """Shared memory of the pipelined dY and X slabs."""
         return self.num_stages * self.block_k * (self.block_m + self.block_n) * elem_bytes
 
 
@@ -294,16 +282,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # tile ring's six- and seven-deep ones in 11 of 12 cells); tile rings asking L2 for each next unit's weight
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
 # 1024 x 4096 and 4096², every arm).
-# Now: the ping-pong kernel with each program's dY block resident (``dy_resident``, session 36):
-# tall tiles' slab bytes per output with four 64-row units per SM. The ring's depth is what shared
-# memory leaves beside the dY block (64 KB at BT 512, 128 KB at BT 1024) and the tile ring: at BT
-# 512 seven- or eight-deep (4 B per element) and five- or seven-deep (AdamW's bf16 moments), at BT
-# 1024 three- or four-deep, or six-deep in BLOCK_K 32 slabs.
-CANDIDATES: tuple[TileConfig, ...] = tuple(
-    TileConfig(64, 128, block_k, 8, 8, stages, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=ring,
-               dy_resident=True)
-    for block_k, stages, ring in ((64, 7, 3), (64, 5, 3), (64, 8, 2), (64, 7, 2), (64, 4, 2), (64, 3, 2),
-                                  (32, 6, 2)))
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.
@@ -323,7 +302,7 @@ def prune_configs(
     * K chunks longer than BT itself (all but one chunk would be padding).
     Never returns an empty list: the smallest fitting tile survives.
     """
-    fits = [c for c in configs if c.smem_bytes(elem_bytes, K) <= smem_limit and c.block_n % CODEC_BLOCK == 0]
+    fits = [c for c in configs if c.smem_bytes(elem_bytes) <= smem_limit and c.block_n % CODEC_BLOCK == 0]
     if not fits:
         raise ValueError(f"no tile config fits {smem_limit} bytes of shared memory at {elem_bytes}-byte operands")
     k_cap = max(16, 1 << max(K - 1, 1).bit_length())

@@ -468,38 +468,15 @@ WS_CONSUMER_REGS = gl.constexpr(232)
 PRODUCER_REGS_LSU = gl.constexpr(88)
 
 
-# GROUP_M of the dY-resident schedule (``TileConfig.dy_resident``): each program walks a contiguous
-# run of tiles in row-major order (``run_length``), so its tiles share a row block while they can.
-ROW_RUNS = gl.constexpr(0)
-
-
 @gluon.jit
-def _run_length(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Tiles per program in ROW_RUNS order (``run_length`` on the host, which sizes the grid)."""
-    return gl.cdiv(gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N), gl.num_programs(0))
-
-
-@gluon.jit
-def _ws_tiles(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
-    """How many tiles this program walks: pid, pid + programs, ...; in ROW_RUNS order its run."""
-    total = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
-    if GROUP_M == ROW_RUNS:
-        run = _run_length(M, N, BLOCK_M, BLOCK_N)
-        count = gl.minimum(run, total - gl.program_id(0) * run)
-    else:
-        count = gl.cdiv(total - gl.program_id(0), gl.num_programs(0))
-    return count
+def _ws_tiles(M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """How many tiles this program walks: pid, pid + programs, ..."""
+    return gl.cdiv(gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N) - gl.program_id(0), gl.num_programs(0))
 
 
 @gluon.jit
 def _ws_tile(i, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
-    if GROUP_M == ROW_RUNS:
-        t = gl.program_id(0) * _run_length(M, N, BLOCK_M, BLOCK_N) + i
-        tiles_n = gl.cdiv(N, BLOCK_N)
-        pid_m = t // tiles_n
-        pid_n = t % tiles_n
-    else:
-        pid_m, pid_n = _tile_ids(gl.program_id(0) + i * gl.num_programs(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    pid_m, pid_n = _tile_ids(gl.program_id(0) + i * gl.num_programs(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     return pid_m * BLOCK_M, pid_n * BLOCK_N
 
 
@@ -517,34 +494,20 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     dy_desc, x_desc, tile_descs = descs
-    a_ring, b_ring, dy_ready = ring
+    a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = ROW_BLOCKS * dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
     STAGES: gl.constexpr = slab_ready.type.shape[0]
-    RESIDENT: gl.constexpr = GROUP_M == ROW_RUNS  # a_ring holds the row block's whole dY
     num_k = gl.cdiv(K, BLOCK_K)
     step = 0
-    resident_om = -1  # the row block whose dY a_ring holds
-    for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N, GROUP_M)):
+    for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
         om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-        if RESIDENT:
-            if om != resident_om:
-                # every slab issued so far released, so every wgmma that read the last block's
-                # dY has retired; then the new block's dY, one barrier per K chunk (phase: the
-                # program's row blocks so far)
-                for d in gl.static_range(STAGES):
-                    mbarrier.wait(slab_empty.index((step + d) % STAGES), (((step + d) // STAGES) & 1) ^ 1)
-                for k in range(num_k):
-                    mbarrier.expect(dy_ready.index(k), dy_desc.block_type.nbytes)
-                    _tma_load(dy_desc, [k * BLOCK_K, om], dy_ready.index(k), a_ring.index(k))
-                resident_om = om
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
-            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s),
-                       0 if RESIDENT else ROW_BLOCKS)
+            _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s), ROW_BLOCKS)
             step += 1
 
 
@@ -580,7 +543,7 @@ def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexp
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
     UNITS_PER_TILE: gl.constexpr = 2 if COOPERATIVE else 1  # a cooperative tile: a unit per consumer
     PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE
-    units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N, GROUP_M)
+    units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
     # Fill f of consumer c's buffer (its unit j's pass p: f = j * PASSES + p) goes in once c has
     # written fill f - 1 and this producer has stored it (``_ws_store_fill``). In the order the
     # consumers need them: both consumers' first passes before either's second (a second pass
@@ -628,7 +591,7 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * x_desc.block_type.shape[1]
     PASSES: gl.constexpr = ROW_BLOCKS  # ping-pong: a unit is a whole tile, in 64-row passes
-    units = _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N, GROUP_M)
+    units = _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
     for u in range(units):
         c = u % 2  # unit u is consumer c's j-th
         j = u // 2
@@ -664,7 +627,7 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
-    halves = 2 * _ws_tiles(M, N, ROWS, 2 * HALF, GROUP_M)
+    halves = 2 * _ws_tiles(M, N, ROWS, 2 * HALF)
     for q in range(halves):
         if q >= RING:
             _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
@@ -788,13 +751,12 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
     # tile's main loop at once, on their own dY row block and the shared X slab.
     dy_desc, x_desc, tile_descs = descs
-    a_ring, b_ring, dy_ready = ring
+    a_ring, b_ring = ring
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     BLOCK_K: gl.constexpr = dy_desc.block_type.shape[0]
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
     HALF: gl.constexpr = x_desc.block_type.shape[1]
     STAGES: gl.constexpr = slab_ready.type.shape[0]
-    RESIDENT: gl.constexpr = GROUP_M == ROW_RUNS  # a_ring holds the row block's whole dY, chunk k at k
     UNITS_PER_TILE: gl.constexpr = 2 if COOPERATIVE else 1  # a cooperative tile: a unit per consumer
     PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE  # 64-row blocks of a unit (tall: 2)
     A_SLOT: gl.constexpr = PASSES * (CONSUMER % UNITS_PER_TILE)  # its first dY block in a ring stage
@@ -808,11 +770,10 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     else:
         b_wide = b_ring._reinterpret(b_ring.dtype, [STAGES, BLOCK_K, 2 * HALF], b_ring.layout)
     num_k = gl.cdiv(K, BLOCK_K)
-    units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF, GROUP_M)
+    units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, 2 * HALF)
     _after_prior_grids(PDL)
     hyper = load_hyper(hyper_ptr, HYPER_COUNT)  # once: a load per tile stalled each rule on its latency
     codec = (M, N, NB, scales)
-    first_om = _ws_tile(0, M, N, ROWS, 2 * HALF, GROUP_M)[0]  # (RESIDENT: the row blocks' count from it)
     for j in range(gl.cdiv(units - CONSUMER, 2)):
         u = 2 * j + CONSUMER
         t, om, on = _ws_unit(u, M, N, ROWS, 2 * HALF, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
@@ -845,9 +806,6 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
             mbarrier.wait(slab_ready.index(s), (step // STAGES) & 1)
             if PASSES == 2:
                 acc_top, acc_bottom = _mma_step_tall(a_ring, b_wide, ROW_BLOCKS * s + A_SLOT, s, acc_top, acc_bottom)
-            elif RESIDENT:  # chunk k of the dY block, loaded once per row block of the program's run
-                mbarrier.wait(dy_ready.index(k), ((om - first_om) // ROWS) & 1)
-                acc_top = _mma_step(a_ring, b_wide, k, s, acc_top)
             else:
                 acc_top = _mma_step(a_ring, b_wide, ROW_BLOCKS * s + A_SLOT, s, acc_top)
             # the previous step's wgmma have retired: its slab buffer goes back to the producer
@@ -918,8 +876,7 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, RESIDENT_K: gl.constexpr, PDL: gl.constexpr,
-    num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
@@ -943,15 +900,8 @@ def gluon_ws_fused_step_kernel(
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
     # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
-    # RESIDENT_K > 0 (GROUP_M is ROW_RUNS, ping-pong): the program's dY block stays in a_ring, its
-    # RESIDENT_K chunks of BLOCK_K rows each, while the ring carries X slabs only
-    # (``TileConfig.dy_resident``).
-    A_BUFFERS: gl.constexpr = RESIDENT_K if RESIDENT_K > 0 else ROW_BLOCKS * STAGES
-    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [A_BUFFERS] + dy_desc.block_type.shape, dy_desc.layout)
-    DY_BARS: gl.constexpr = RESIDENT_K if RESIDENT_K > 0 else 1
-    dy_ready = gl.allocate_shared_memory(gl.int64, [DY_BARS, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(RESIDENT_K):
-        mbarrier.init(dy_ready.index(i), count=1)
+    a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
+                                       dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
     TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
@@ -974,7 +924,7 @@ def gluon_ws_fused_step_kernel(
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
     descs = (dy_desc, x_desc, tile_descs)
-    ring = (a_ring, b_ring, dy_ready)
+    ring = (a_ring, b_ring)
     bars = (slab_ready, slab_empty, epi_ready, epi_empty, order)
     scales = (s0_scale, s1_scale, s2_scale)
     # (the worker partitions' arguments written out in the call: constexprs stay constexprs)
@@ -1031,7 +981,7 @@ def applies(cfg: TileConfig, state: "ForgeParamState", dy: torch.Tensor, accum: 
     half_bytes = half * (state.store.weight_dtype.itemsize
                          + sum(s.data.element_size() for s in state.slots if s is not None))
     halves = cfg.tile_ring or 2 * cfg.epilogue_stages
-    return cfg.smem_bytes(2, dy.shape[0]) + halves * half_bytes <= SMEM_LIMIT
+    return cfg.smem_bytes(2) + halves * half_bytes <= SMEM_LIMIT
 
 
 def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, state: "ForgeParamState",
@@ -1069,8 +1019,7 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
     # stored in whole blocks); elsewhere this config's tiles come by TMA, into the same buffers
     tile_lsu = (cfg.tile_fill == "lsu" and N % 16 == 0 and all(t.stride(0) % 16 == 0 for t in (weight, *sources))
                 and all(t.shape[1] == N for t in sources))
-    resident_k = -(-dy.shape[0] // cfg.block_k) if cfg.dy_resident else 0  # (its shared memory: BT's)
-    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu, resident_k)
+    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
         slots = state.slots
@@ -1083,14 +1032,13 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             FAST_DIVISION=cfg.fast_division and state.codec.name == "int8",
             NONNEG_S0=bool(slots[0] and slots[0].nonnegative), NONNEG_S1=bool(slots[1] and slots[1].nonnegative),
             NONNEG_S2=bool(slots[2] and slots[2].nonnegative),
-            GROUP_M=ROW_RUNS.value if cfg.dy_resident else cfg.group_m, STAGES=cfg.num_stages,
+            GROUP_M=cfg.group_m, STAGES=cfg.num_stages,
             ROW_BLOCKS=cfg.row_blocks, COOPERATIVE=cfg.cooperative, SHARED_TILE=cfg.epilogue_stages == 1,
             MAINLOOP_ONLY=mainloop_only,
             TRACE_TILES=trace_tiles,
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
-            RESIDENT_K=resident_k,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
@@ -1110,19 +1058,9 @@ def _tiles(cfg, M: int, N: int) -> int:
     return -(-M // cfg.block_m) * -(-N // cfg.block_n)
 
 
-def run_length(tiles: int, sms: int) -> int:
-    """Tiles per program of the dY-resident schedule (``TileConfig.dy_resident``): as many as
-    round-robin's busiest program walks. Its ``-(-tiles // run)`` programs then each take a
-    contiguous run (the kernel's ``_run_length`` gives the same run back from their count)."""
-    return -(-tiles // sms)
-
-
 def _programs(cfg, M: int, N: int, device_index: int) -> int:
-    """One program per SM, or per tile where there are fewer tiles; dY-resident, one per run."""
-    tiles = _tiles(cfg, M, N)
-    if cfg.dy_resident:
-        return -(-tiles // run_length(tiles, _sm_count(device_index)))
-    return min(tiles, _sm_count(device_index))
+    """One program per SM, or per tile where there are fewer tiles."""
+    return min(_tiles(cfg, M, N), _sm_count(device_index))
 
 
 def trace_buffer(cfg: TileConfig, M: int, N: int, device: torch.device) -> torch.Tensor:

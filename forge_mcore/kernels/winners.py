@@ -45,7 +45,7 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
         cell = row[f.name]
         if f.name == "maxnreg":
             values[f.name] = int(cell) if cell else None
-        elif f.name in ("prefetch", "fast_division", "dy_resident"):
+        elif f.name in ("prefetch", "fast_division"):
             values[f.name] = cell == "True"
         elif f.name == "tile_ring":
             values[f.name] = _tile_ring(cell)

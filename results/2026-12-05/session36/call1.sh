@@ -3,7 +3,9 @@
 # 1. its GPU tests (bits against the streaming kernel, parity, poisoned tile, main loop only, traced);
 # 2. each BT <= 1024 miss's committed winner against itself with dy_resident (config_ab.py, REFERENCE=winner,
 #    bits first, arms interleaved): BT 512 with the rings that fit a 64 KB dY block, BT 1024 with those
-#    that fit 128 KB (and the LM head's int8 cell, whose 64-row tiles read 1.5x a tall tile's slab bytes). Every (cell, arm) compiled first in parallel (WARM_ONLY).
+#    that fit 128 KB (and the LM head's int8 cell, whose 64-row tiles read 1.5x a tall tile's slab bytes).
+#    Every (cell, arm) compiled first in parallel (WARM_ONLY).
+#   git apply results/2026-12-05/session36/dy_resident.patch   (the lever, not kept; on ef9f58d)
 #   bash results/2026-12-05/session36/call1.sh     (device, repository root; writes $OUT)
 set -u
 OUT=${OUT:-/tmp/out}
