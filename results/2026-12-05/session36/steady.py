@@ -7,18 +7,13 @@ grid's own reading of the cell.
 
 import csv
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRID = os.path.join(HERE, "..", "..", "2026-12-05", "session35", "call3", "grid", "kernel.csv")
-
-
-def fit(lengths: list[int], per_graph: list[float]) -> tuple[float, float]:
-    """Least-squares intercept (per graph) and slope (per call), as ``graph_length.fit``."""
-    mean_l, mean_t = sum(lengths) / len(lengths), sum(per_graph) / len(per_graph)
-    slope = sum((n - mean_l) * (t - mean_t) for n, t in zip(lengths, per_graph)) / sum(
-        (n - mean_l) ** 2 for n in lengths)
-    return mean_t - slope * mean_l, slope
-
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts", "device"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", ".."))
+from graph_length import fit  # noqa: E402  (the fit call 2 printed)
 
 grid = {(r["shape"], r["bt"], r["arm"]): r for r in csv.DictReader(open(GRID))}
 rows = list(csv.DictReader(open(os.path.join(HERE, "call2", "graph_length.csv"))))
