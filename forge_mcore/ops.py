@@ -665,7 +665,8 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands,
     if os.environ.get("FORGE_AUTOTUNE", "0") != "1":
         from .kernels import winners
 
-        committed = winners.lookup(key, torch.cuda.get_device_name(dy.device), candidates)
+        committed = winners.lookup(key, torch.cuda.get_device_name(dy.device), candidates,
+                                   winners.arch_of(dy.device))
         if committed is not None:  # (a Gluon winner is not a candidate with FORGE_GLUON=0)
             _tuned[key, gluon] = committed
             return committed

@@ -138,6 +138,7 @@ def environment() -> dict:
         "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
         "device": props.name if props else "cpu",
         "sms": props.multi_processor_count if props else 0,
+        "arch": f"sm_{props.major}{props.minor}" if props else "",
     }
 
 

@@ -279,18 +279,25 @@ def sweep_pool(sweep_configs: str, sweep_kernels: tuple[str, ...]) -> tuple:
 
 def write_winners(csv_paths: list[str]) -> int:
     """Per benchmark cell, the fastest current candidate (``best_per_cell``) as a committed
-    winner (``kernels/winners.csv``), keyed as ``ops`` keys its tuning. The device name comes
-    from the ``ceilings.json`` beside each CSV; later CSVs override earlier ones; rows already
-    in the file for other devices or keys are kept."""
+    winner (``kernels/winners.csv``), keyed as ``ops`` keys its tuning. The device name and
+    architecture come from the ``ceilings.json`` beside each CSV (one written before it named the
+    architecture: the one the file records for that device); later CSVs override earlier ones; rows
+    already in the file for other devices or keys are kept."""
     import json
 
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.kernels import winners
 
-    merged = {(device, cells): (device, cells, cfg, ms) for device, cells, cfg, ms in winners.read()}
+    merged = {(device, cells): (device, arch, cells, cfg, ms) for device, arch, cells, cfg, ms in winners.read()}
+    recorded = {device: arch for device, arch, *_ in merged.values() if arch}
     for path in csv_paths:
-        device = json.load(open(os.path.join(os.path.dirname(path), "ceilings.json")))["device"]
+        measured_on = json.load(open(os.path.join(os.path.dirname(path), "ceilings.json")))
+        device = measured_on["device"]
+        arch = measured_on.get("arch") or recorded.get(device)
+        if not arch:
+            raise ValueError(f"{path}: its ceilings.json names no architecture for {device} and winners.csv "
+                             "records none: add \"arch\": \"sm_XY\" (torch.cuda.get_device_capability) to it")
         for (shape, bt, arm), (ms, cfg) in best_per_cell(path).items():
             M, N = map(int, shape.split("x"))
             rule, state_dtype, hp, _ = ARMS[arm]
@@ -298,7 +305,7 @@ def write_winners(csv_paths: list[str]) -> int:
             key = ops._tune_key(torch.zeros(int(bt), 1, dtype=torch.bfloat16),
                                 torch.zeros(M, N, dtype=torch.bfloat16, device="meta"), state, None)
             cells = winners.key_cells(key)
-            merged[(device, cells)] = (device, cells, cfg, ms)
+            merged[(device, cells)] = (device, arch, cells, cfg, ms)
     winners.write(list(merged.values()))
     return len(merged)
 

@@ -3,10 +3,14 @@
 ``winners.csv`` (beside this file) holds, per device name and tuning key (see
 ``ops._tune_key``: mode, out x in, BT rounded up to a power of two, dtypes, rule,
 variant, codec, weight store), the tile config the kernel benchmark measured
-fastest in a CUDA graph over rotating buffers. ``ops`` uses the row whose device
-name and key match if its config is still a candidate, else the nearest row's of the
-same kind (``lookup``); with none of that kind, or with ``FORGE_AUTOTUNE=1``, it tunes.
-Regenerate from a benchmark CSV (its ``ceilings.json`` beside it names the device):
+fastest in a CUDA graph over rotating buffers, and the device's architecture
+(``sm_90``). ``ops`` uses the row whose device name and key match if its config is
+still a candidate, else the nearest row's of the same kind (``lookup``); a device
+with no row of that kind takes the rows of devices of its architecture (an H100
+those of an H200: the same SMs and shared memory, so every config fits; the fastest
+may differ, which its own rows settle); with none, or with ``FORGE_AUTOTUNE=1``, it
+tunes. Regenerate from a benchmark CSV (its ``ceilings.json`` beside it names the
+device and its architecture):
 
     python -m forge_mcore.bench.kernel --winners results/DATE/kernel.csv
 """
@@ -15,10 +19,13 @@ from __future__ import annotations
 
 import csv
 import functools
+import logging
 import math
 import os
 from collections.abc import Sequence
 from dataclasses import fields
+
+import torch
 
 from .configs import TileConfig
 
@@ -26,6 +33,7 @@ WINNERS_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "winners.
 KEY_FIELDS = ("mode", "out_features", "in_features", "bt_bucket", "dy_dtype", "weight_dtype", "accum_dtype",
               "rule", "variant", "state_dtype", "weight_store")
 CONFIG_FIELDS = tuple(f.name for f in fields(TileConfig))
+_log = logging.getLogger(__name__)
 
 
 def key_cells(key: tuple) -> tuple[str, ...]:
@@ -64,7 +72,14 @@ def _tile_ring(cell: str) -> int:
     return legacy[cell] if cell in legacy else int(cell)
 
 
-Winner = tuple[str, tuple[str, ...], TileConfig, float]  # device, key cells, config, measured ms
+Winner = tuple[str, str, tuple[str, ...], TileConfig, float]  # device, arch, key cells, config, measured ms
+
+
+def arch_of(device: torch.device | int | None = None) -> str:
+    """A CUDA device's architecture as winners rows name it (``sm_90``): what decides which tile
+    configs fit its shared memory and which kernels it runs."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}"
 
 
 def read(path: str | None = None) -> list[Winner]:
@@ -73,29 +88,32 @@ def read(path: str | None = None) -> list[Winner]:
     if not os.path.exists(path):
         return []
     with open(path, newline="") as f:
-        return [(row["device"], tuple(row[k] for k in KEY_FIELDS), _config_from_row(row), float(row["forge_ms"]))
-                for row in csv.DictReader(f)]
+        return [(row["device"], row.get("arch", ""), tuple(row[k] for k in KEY_FIELDS), _config_from_row(row),
+                 float(row["forge_ms"])) for row in csv.DictReader(f)]
 
 
 @functools.cache
-def load(path: str, device_name: str) -> dict[tuple[str, ...], TileConfig]:
-    """{key cells: config} of the rows of ``path`` measured on ``device_name``."""
-    return {cells: cfg for device, cells, cfg, _ in read(path) if device == device_name}
+def load(path: str) -> dict[tuple[str, str], dict[tuple[str, ...], TileConfig]]:
+    """{(device, arch): {key cells: config}} of the rows of ``path``."""
+    tables: dict[tuple[str, str], dict[tuple[str, ...], TileConfig]] = {}
+    for device, arch, cells, cfg, _ in read(path):
+        tables.setdefault((device, arch), {})[cells] = cfg
+    return tables
 
 
 # where a key's shape and BT bucket sit (the rest of a key is its kind)
 _SHAPE_AT = tuple(KEY_FIELDS.index(name) for name in ("out_features", "in_features", "bt_bucket"))
 
 
-def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig]) -> TileConfig | None:
+def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig], arch: str | None = None
+           ) -> TileConfig | None:
     """The committed winner for this tuning key on this device among ``candidates`` (the configs
-    pruned for this problem): its own row's, or else the nearest row's of the same mode, dtypes,
-    rule, codec and store (out x in and BT bucket apart by the fewest doublings), so a shape or BT
-    the benchmark did not measure starts without minutes of tuning. None: nothing applies."""
-    table = load(WINNERS_CSV, device_name)
+    pruned for this problem): the row of the same mode, dtypes, rule, codec and store whose out x in
+    and BT bucket are the fewest doublings away (its own key's: none), among this device's rows and,
+    given its ``arch``, those of other devices of that architecture; on a tie this device's row wins.
+    So a shape or BT the benchmark did not measure, or a device it did not run on, starts without
+    minutes of tuning. None: nothing applies."""
     cells = key_cells(key)
-    if table.get(cells) in candidates:
-        return table[cells]
 
     def kind(row: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(v for i, v in enumerate(row) if i not in _SHAPE_AT)
@@ -103,17 +121,25 @@ def lookup(key: tuple, device_name: str, candidates: Sequence[TileConfig]) -> Ti
     def doublings(row: tuple[str, ...]) -> float:
         return sum(abs(math.log2(int(row[i]) / int(cells[i]))) for i in _SHAPE_AT)
 
-    near = sorted((doublings(row), row) for row, cfg in table.items() if kind(row) == kind(cells) and cfg in candidates)
-    return table[near[0][1]] if near else None
+    rows = [(doublings(row), device != device_name, device, row, cfg)
+            for (device, row_arch), table in sorted(load(WINNERS_CSV).items())
+            if device == device_name or (arch and row_arch == arch)
+            for row, cfg in table.items() if kind(row) == kind(cells) and cfg in candidates]
+    if not rows:
+        return None
+    _, borrowed, device, row, cfg = min(rows, key=lambda r: r[:2])
+    if borrowed:
+        _log.info("no committed tile config for %s on %s: using %s's (%s)", cells, device_name, device, row)
+    return cfg
 
 
 def write(rows: list[Winner], path: str | None = None) -> None:
-    """Rows of (device name, key cells, config, measured ms), sorted for stable diffs."""
-    table = [{"device": device, **dict(zip(KEY_FIELDS, cells)), **config_to_row(cfg), "forge_ms": f"{ms:.5f}"}
-             for device, cells, cfg, ms in rows]
+    """Rows of (device name, arch, key cells, config, measured ms), sorted for stable diffs."""
+    table = [{"device": device, "arch": arch, **dict(zip(KEY_FIELDS, cells)), **config_to_row(cfg),
+              "forge_ms": f"{ms:.5f}"} for device, arch, cells, cfg, ms in rows]
     table.sort(key=lambda r: tuple(r[k] for k in ("device",) + KEY_FIELDS))
     with open(path or WINNERS_CSV, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["device", *KEY_FIELDS, *CONFIG_FIELDS, "forge_ms"])
+        writer = csv.DictWriter(f, fieldnames=["device", "arch", *KEY_FIELDS, *CONFIG_FIELDS, "forge_ms"])
         writer.writeheader()
         writer.writerows(table)
     load.cache_clear()

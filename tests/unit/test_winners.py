@@ -16,7 +16,8 @@ def test_committed_winners_are_current_candidates():
     rows = winners.read()
     assert rows, "winners.csv is empty"
     arms = {(rule, codec): hp for rule, codec, hp, _ in ARMS.values()}
-    for device, cells, cfg, _ms in rows:
+    for device, arch, cells, cfg, _ms in rows:
+        assert arch.startswith("sm_"), (device, arch)  # what a device without rows of its own borrows by
         assert cfg in CONFIGS, (device, cells, cfg)
         # and runs the kernel it names (a Gluon config that does not apply runs the Triton one)
         rule, codec, store = cells[7], cells[9], cells[10]
@@ -25,16 +26,17 @@ def test_committed_winners_are_current_candidates():
         assert runs_as_labelled(cfg, state, torch.zeros(1, 1, dtype=torch.bfloat16)), (device, cells, cfg)
 
 
-def _setup(monkeypatch, tmp_path, device_name):
+def _setup(monkeypatch, tmp_path, device_name, arch="sm_90"):
     w = torch.zeros(1024, 4096, dtype=torch.bfloat16)
     state = fm.ForgeParamState.create(w, "adamw", {}, "bf16", "bf16")
     dy = torch.zeros(300, 1024, dtype=torch.bfloat16)  # BT 300 -> bucket 512
     key = ops._tune_key(dy, w, state, None)
     path = str(tmp_path / "winners.csv")
-    winners.write([("Some GPU", winners.key_cells(key), CONFIGS[-1], 0.1)], path=path)
+    winners.write([("Some GPU", "sm_90", winners.key_cells(key), CONFIGS[-1], 0.1)], path=path)
     monkeypatch.setattr(winners, "WINNERS_CSV", path)
     monkeypatch.setattr(ops, "interpreter_active", lambda: False)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: device_name)
+    monkeypatch.setattr(winners, "arch_of", lambda device=None: arch)
     monkeypatch.setattr(ops, "_tuned", {})
     return w, state, dy
 
@@ -49,9 +51,9 @@ def test_a_committed_winner_is_used_without_tuning(monkeypatch, tmp_path):
     assert cfg == CONFIGS[-1]
 
 
-@pytest.mark.parametrize("device_name,autotune", [("Other GPU", "0"), ("Some GPU", "1")])
-def test_other_devices_and_forge_autotune_tune(monkeypatch, tmp_path, device_name, autotune):
-    w, state, dy = _setup(monkeypatch, tmp_path, device_name)
+@pytest.mark.parametrize("device_name,arch,autotune", [("Other GPU", "sm_100", "0"), ("Some GPU", "sm_90", "1")])
+def test_other_architectures_and_forge_autotune_tune(monkeypatch, tmp_path, device_name, arch, autotune):
+    w, state, dy = _setup(monkeypatch, tmp_path, device_name, arch)
     monkeypatch.setenv("FORGE_AUTOTUNE", autotune)
     timed = []
     monkeypatch.setattr("triton.testing.do_bench", lambda fn, **kw: timed.append(1) or float(len(timed)))
@@ -80,7 +82,7 @@ def test_forge_gluon_0_tunes_among_the_triton_configs_only(monkeypatch, tmp_path
 def test_the_tuner_times_each_config_a_launch_runs_once(monkeypatch, tmp_path):
     """Where the Gluon kernel does not apply (fp8 states, an fp32 master, ...) its configs run their
     Triton geometry, several the same one or a Triton config of the list: each is timed once."""
-    w, state, dy = _setup(monkeypatch, tmp_path, "Other GPU")  # no winner on this device: it tunes
+    w, state, dy = _setup(monkeypatch, tmp_path, "Other GPU", "sm_100")  # no winner for its architecture: it tunes
     timed = []
     monkeypatch.setattr("triton.testing.do_bench", lambda fn, **kw: fn() or float(len(timed)))
     monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
@@ -105,10 +107,10 @@ def test_an_unmeasured_shape_or_bt_takes_the_nearest_winner_of_its_kind(monkeypa
     gluon = [c for c in CONFIGS if c.kernel in GLUON_KERNELS]
     near, far, other_codec, not_candidate = gluon[0], gluon[1], gluon[2], gluon[3]
     path = str(tmp_path / "winners.csv")
-    winners.write([("Some GPU", winners.key_cells(_key(4096, 4096, 1024)), near, 0.1),
-                   ("Some GPU", winners.key_cells(_key(1024, 4096, 16384)), far, 0.1),
-                   ("Some GPU", winners.key_cells(_key(4096, 4096, 2048, codec="int8")), other_codec, 0.1),
-                   ("Some GPU", winners.key_cells(_key(4096, 4096, 2048)), not_candidate, 0.1)], path=path)
+    winners.write([("Some GPU", "sm_90", winners.key_cells(_key(4096, 4096, 1024)), near, 0.1),
+                   ("Some GPU", "sm_90", winners.key_cells(_key(1024, 4096, 16384)), far, 0.1),
+                   ("Some GPU", "sm_90", winners.key_cells(_key(4096, 4096, 2048, codec="int8")), other_codec, 0.1),
+                   ("Some GPU", "sm_90", winners.key_cells(_key(4096, 4096, 2048)), not_candidate, 0.1)], path=path)
     monkeypatch.setattr(winners, "WINNERS_CSV", path)
     candidates = [near, far, other_codec]
     # BT 2000 (bucket 2048) on 4096 x 4096: its own row's config is no candidate here; 4096² at
@@ -119,6 +121,67 @@ def test_an_unmeasured_shape_or_bt_takes_the_nearest_winner_of_its_kind(monkeypa
     assert winners.lookup(_key(4096, 4096, 2000, codec="int8"), "Some GPU", [near, far]) is None
     assert winners.lookup(_key(4096, 4096, 1024, rule="lion"), "Some GPU", candidates) is None
     assert winners.lookup(_key(4096, 4096, 1024), "Other GPU", candidates) is None
+    assert winners.lookup(_key(4096, 4096, 1024), "Other GPU", candidates, "sm_100") is None
+
+
+def test_a_device_borrows_the_winners_of_its_architecture_and_its_own_rows_win_ties(monkeypatch, tmp_path):
+    """A device with no row of a key's kind takes the rows of devices of its architecture (an H100
+    starts on an H200's winners instead of minutes of tuning); where it has rows of its own, the
+    key's exact row wins wherever it was measured, and its own row wins a tie."""
+    gluon = [c for c in CONFIGS if c.kernel in GLUON_KERNELS]
+    mine, sibling_exact, sibling_tie, foreign = gluon[:4]
+    path = str(tmp_path / "winners.csv")
+    winners.write([("H200", "sm_90", winners.key_cells(_key(4096, 4096, 4096)), sibling_exact, 0.1),
+                   ("H200", "sm_90", winners.key_cells(_key(4096, 4096, 512)), sibling_tie, 0.1),
+                   ("B200", "sm_100", winners.key_cells(_key(4096, 4096, 1024)), foreign, 0.1),
+                   ("H100", "sm_90", winners.key_cells(_key(4096, 4096, 2048)), mine, 0.1)], path=path)
+    monkeypatch.setattr(winners, "WINNERS_CSV", path)
+    candidates = gluon[:4]
+    assert winners.lookup(_key(4096, 4096, 4096), "H100", candidates, "sm_90") == sibling_exact
+    assert winners.lookup(_key(4096, 4096, 1024), "H100", candidates, "sm_90") == mine  # a doubling from both
+    assert winners.lookup(_key(4096, 4096, 256), "H100", candidates, "sm_90") == sibling_tie
+    # a device with no rows at all: the nearest of its architecture's, never another architecture's
+    assert winners.lookup(_key(4096, 4096, 256), "H800", candidates, "sm_90") == sibling_tie
+    assert winners.lookup(_key(4096, 4096, 2048), "H800", candidates, "sm_90") == mine
+    assert winners.lookup(_key(4096, 4096, 1024), "H800", [foreign], "sm_90") is None
+    assert winners.lookup(_key(4096, 4096, 1024), "H800", candidates) is None  # no architecture given
+
+
+def test_winners_take_the_architecture_from_the_benchmarks_ceilings(monkeypatch, tmp_path):
+    """``--winners`` records each CSV's device and architecture (``ceilings.json``); a CSV from before
+    the architecture was written takes the one the file records for its device, and with none it
+    fails before the file is written."""
+    import csv
+    import json
+    from dataclasses import asdict
+
+    from forge_mcore.bench.kernel import write_winners
+
+    path = tmp_path / "winners.csv"
+    winners.write([("H200", "sm_90", winners.key_cells(_key(1024, 4096, 512)), CONFIGS[0], 0.1)], path=str(path))
+    monkeypatch.setattr(winners, "WINNERS_CSV", str(path))
+
+    def bench_csv(name, ceilings):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "ceilings.json").write_text(json.dumps(ceilings))
+        with open(folder / "kernel.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["shape", "bt", "arm", "forge_ms", "config"])
+            w.writeheader()
+            w.writerow(dict(shape="4096x4096", bt="512", arm="adamw-bf16", forge_ms="0.07",
+                            config=str(asdict(CONFIGS[1]))))
+        return str(folder / "kernel.csv")
+
+    before = path.read_text()
+    with pytest.raises(ValueError, match="arch"):
+        write_winners([bench_csv("unknown", {"device": "H100"})])
+    assert path.read_text() == before
+    assert write_winners([bench_csv("h100", {"device": "H100", "arch": "sm_90"}),
+                          bench_csv("old_h200", {"device": "H200"})]) == 3
+    rows = {(device, cells[1:4]): (arch, cfg) for device, arch, cells, cfg, _ in winners.read(str(path))}
+    assert rows[("H100", ("4096", "4096", "512"))] == ("sm_90", CONFIGS[1])
+    assert rows[("H200", ("4096", "4096", "512"))] == ("sm_90", CONFIGS[1])
+    assert rows[("H200", ("1024", "4096", "512"))] == ("sm_90", CONFIGS[0])
 
 
 def test_a_first_step_on_an_unmeasured_bt_does_not_tune(monkeypatch, tmp_path):
