@@ -91,12 +91,12 @@ class TileConfig:
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
                                              or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
                                                                              else (2,))
-                                             or self.block_k not in (32, 64, 128) or self.prefetch
+                                             or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
                              f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
-                             f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32, 64 or 128, "
+                             f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
                              f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
     @property
@@ -281,12 +281,9 @@ CONFIGS: tuple[TileConfig, ...] = (
 # beside a buffer per consumer (4 B per element: session 26 call 4, 0.91-1.05x the winners, behind the
 # tile ring's six- and seven-deep ones in 11 of 12 cells); tile rings asking L2 for each next unit's weight
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
-# 1024 x 4096 and 4096², every arm).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(64, 128, 128, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2),
-    TileConfig(64, 128, 128, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2),
-    TileConfig(64, 128, 128, 8, 8, 3, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3),
-)
+# 1024 x 4096 and 4096², every arm); BLOCK_K 128 ping-pong rings of three or four stages (session 37 call 1, on an
+# H100: 0.83-1.01x the winners at BT 512/1024 on 1024 x 4096 and 4096², bits equal).
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

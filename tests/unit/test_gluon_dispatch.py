@@ -58,7 +58,7 @@ def test_everything_else_takes_the_triton_kernel(why, args):
     dict(split_n=1, block_n=64),
     dict(prefetch=True),
     dict(maxnreg=128),
-    dict(block_k=16),  # BLOCK_K 32, 64 or 128
+    dict(block_k=128),  # BLOCK_K 32 or 64
     dict(num_warps=4),  # two consumer warpgroups
     dict(epilogue_stages=3),  # a tile buffer each
     dict(block_m=128),  # a ping-pong tile is one consumer's 64 rows
