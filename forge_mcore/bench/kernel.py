@@ -333,10 +333,21 @@ def acceptance(csv_paths: list[str]) -> str:
     """Issue #3's targets over result CSVs (one device call each; the report's rows): per target
     and arm, how many cells meet it and the range of the measure, as a markdown table. int8 is
     compared with the bf16 step timed beside it in its own cell (``Cell.bf16_ms``), or in a CSV
-    written before that column with the bf16 cell of the same call."""
+    written before that column with the bf16 cell of the same call. The CSVs must come from one
+    kind of device (their ``ceilings.json``): targets counted over two would mean neither."""
+    import json
+
+    devices = {}
+    for path in csv_paths:
+        ceilings = os.path.join(os.path.dirname(path), "ceilings.json")
+        devices[path] = json.load(open(ceilings)).get("device", "") if os.path.exists(ceilings) else ""
+    if len(set(devices.values()) - {""}) > 1:
+        raise ValueError(f"these CSVs were measured on different devices ({devices}): count each device's apart")
     calls = [_report_rows(p) for p in csv_paths]
     rows = [r for call in calls for r in call]
-    lines = ["| target | arm | cells met | range |", "|---|---|---|---|"]
+    named = sorted(set(devices.values()) - {""})
+    lines = ([f"Measured on {named[0]}.", ""] if named else []) + ["| target | arm | cells met | range |",
+                                                                  "|---|---|---|---|"]
 
     def add(target: str, cells: list[dict], key: str, threshold: float, unit: str) -> None:
         arms = sorted({r["arm"] for r in cells})
@@ -482,7 +493,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="only print issue #3's targets over benchmark CSVs (one device call each)")
     args = p.parse_args(argv)
     if args.acceptance:
-        print(acceptance(args.acceptance.split(",")))
+        try:
+            print(acceptance(args.acceptance.split(",")))
+        except ValueError as e:
+            p.error(str(e))
         return
     if args.winners:
         print(f"{write_winners(args.winners.split(','))} winners in forge_mcore/kernels/winners.csv")

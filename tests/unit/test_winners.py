@@ -278,6 +278,13 @@ def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(
     table = acceptance([c])
     assert "| BT ≤ 1024: int8 no slower than bf16 (bf16 time ÷ int8 time) | adamw-int8 | 1 of 1 | 0.98–0.98× |" in table
     assert "int8 against bf16: 1 of 1 cells with the bf16 step timed beside them" in table
+    # targets are counted on one kind of device: two are refused, naming both
+    for name, device in (("c", "NVIDIA H100 80GB HBM3"), ("a", "NVIDIA H200")):
+        (tmp_path / name / "ceilings.json").write_text(
+            f'{{"copy_gbps": 4000.0, "bf16_tflops": 800.0, "device": "{device}"}}')
+    assert acceptance([c]).startswith("Measured on NVIDIA H100 80GB HBM3.")
+    with pytest.raises(ValueError, match="H200.*H100|H100.*H200"):
+        acceptance([a, c])
 
 
 def test_a_sweep_with_no_configs_to_time_fails_before_measuring(monkeypatch, tmp_path, capsys):
