@@ -4,11 +4,11 @@
 ``ops._tune_key``: mode, out x in, BT rounded up to a power of two, dtypes, rule,
 variant, codec, weight store), the tile config the kernel benchmark measured
 fastest in a CUDA graph over rotating buffers, and the device's architecture
-(``sm_90``). ``ops`` uses the row whose device name and key match if its config is
-still a candidate, else the nearest row's of the same kind (``lookup``); a device
-with no row of that kind takes the rows of devices of its architecture (an H100
-those of an H200: the same SMs and shared memory, so every config fits; the fastest
-may differ, which its own rows settle); with none, or with ``FORGE_AUTOTUNE=1``, it
+(``sm_90``). ``ops`` uses the nearest row of the key's kind whose config is still a
+candidate (``lookup``: its own key's first), among the device's own rows and those
+of devices of its architecture, its own winning a tie: an H100 without rows takes an
+H200's (the same SMs and shared memory, so every config fits; the fastest may
+differ, which its own rows settle). With none, or with ``FORGE_AUTOTUNE=1``, it
 tunes. Regenerate from a benchmark CSV (its ``ceilings.json`` beside it names the
 device and its architecture):
 
