@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .kernels.configs import CONFIGS, INTERPRETER_CONFIG, TileConfig, prune_configs
+from .kernels.configs import CONFIGS, INTERPRETER_CONFIG, TileConfig, prune_configs, smem_budget
 from .kernels.launch import no_launch_hooks
 from .param_state import ForgeParamState
 
@@ -647,6 +647,13 @@ def gluon_enabled() -> bool:
     return os.environ.get("FORGE_GLUON", "1") != "0"
 
 
+@functools.cache
+def _smem_budget(device_index: int | None) -> int:
+    """``configs.smem_budget`` of this device (its blocks' opt-in shared memory)."""
+    props = torch.cuda.get_device_properties(device_index)
+    return smem_budget(getattr(props, "shared_memory_per_block_optin", None))
+
+
 def _select_config(dy, weight, state, accum, launch, operands: _Operands,
                    runs_as: Callable[[TileConfig], TileConfig] = lambda cfg: cfg) -> TileConfig:
     """A committed winner (``winners.lookup``), else the fastest candidate timed on scratch
@@ -661,7 +668,7 @@ def _select_config(dy, weight, state, accum, launch, operands: _Operands,
     if (key, gluon) in _tuned:
         return _tuned[key, gluon]
     pool = CONFIGS if gluon else tuple(c for c in CONFIGS if c.kernel == "triton")
-    candidates = prune_configs(pool, M, N, K, dy.element_size())
+    candidates = prune_configs(pool, M, N, K, dy.element_size(), _smem_budget(dy.device.index))
     if os.environ.get("FORGE_AUTOTUNE", "0") != "1":
         from .kernels import winners
 

@@ -169,7 +169,8 @@ def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 3
     if sweep is not None:
         from forge_mcore.kernels.configs import prune_configs
 
-        pool = prune_configs(sweep_pool(sweep_configs, sweep_kernels), M, N, bt, 2)
+        pool = prune_configs(sweep_pool(sweep_configs, sweep_kernels), M, N, bt, 2,
+                             ops._smem_budget(dy.device.index))  # (as the tuner prunes on this device)
         configs = {str(asdict(c)): forge.steps(tel, c) for c in pool if runs_as_labelled(c, states[0], dy)}
         # interleaved like the arms below, so a drift between configs does not pick the winner
         for cfg_text, ms in time_graphs(configs, reps=reps).items():

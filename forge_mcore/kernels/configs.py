@@ -289,8 +289,19 @@ CANDIDATES: tuple[TileConfig, ...] = ()
 # while still exercising several tiles, partial tiles and several K chunks.
 INTERPRETER_CONFIG = TileConfig(32, 128, 16, 2, 1, 1, split_n=2)
 
-# Leave room for the epilogue's layout conversions (block absmax reshapes).
+# Leave room for the epilogue's layout conversions (block absmax reshapes): of the 227 KB a Hopper
+# block may opt into, the slabs take at most 200.
 SMEM_BUDGET = 200 * 1024
+_HOPPER_SMEM_PER_BLOCK = 227 * 1024
+
+
+def smem_budget(optin_bytes: int | None) -> int:
+    """The slab budget on a device whose blocks may opt into ``optin_bytes`` of shared memory (an
+    A100 163 KB, an L40 99 KB): Hopper's headroom kept, never more than ``SMEM_BUDGET``; None (not
+    known) is Hopper's. Configs over it are pruned before the tuner compiles them."""
+    if optin_bytes is None:
+        return SMEM_BUDGET
+    return min(SMEM_BUDGET, optin_bytes - (_HOPPER_SMEM_PER_BLOCK - SMEM_BUDGET))
 
 
 def prune_configs(

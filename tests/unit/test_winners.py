@@ -9,7 +9,7 @@ import forge_mcore as fm
 from forge_mcore import ops
 from forge_mcore.bench.kernel import ARMS, runs_as_labelled
 from forge_mcore.kernels import winners
-from forge_mcore.kernels.configs import CONFIGS, GLUON_KERNELS
+from forge_mcore.kernels.configs import CONFIGS, GLUON_KERNELS, SMEM_BUDGET, smem_budget
 
 
 def test_committed_winners_are_current_candidates():
@@ -26,7 +26,7 @@ def test_committed_winners_are_current_candidates():
         assert runs_as_labelled(cfg, state, torch.zeros(1, 1, dtype=torch.bfloat16)), (device, cells, cfg)
 
 
-def _setup(monkeypatch, tmp_path, device_name, arch="sm_90"):
+def _setup(monkeypatch, tmp_path, device_name, arch="sm_90", smem_optin=227 * 1024):
     w = torch.zeros(1024, 4096, dtype=torch.bfloat16)
     state = fm.ForgeParamState.create(w, "adamw", {}, "bf16", "bf16")
     dy = torch.zeros(300, 1024, dtype=torch.bfloat16)  # BT 300 -> bucket 512
@@ -37,6 +37,7 @@ def _setup(monkeypatch, tmp_path, device_name, arch="sm_90"):
     monkeypatch.setattr(ops, "interpreter_active", lambda: False)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: device_name)
     monkeypatch.setattr(winners, "arch_of", lambda device=None: arch)
+    monkeypatch.setattr(ops, "_smem_budget", lambda device_index: smem_budget(smem_optin))
     monkeypatch.setattr(ops, "_tuned", {})
     return w, state, dy
 
@@ -60,6 +61,29 @@ def test_other_architectures_and_forge_autotune_tune(monkeypatch, tmp_path, devi
     monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
     cfg = ops._select_config(dy, w, state, None, lambda *a: None, ops._Operands(w, None, [], None, None, None))
     assert len(timed) > 1 and cfg == ops.prune_configs(CONFIGS, 1024, 4096, 300, 2)[0]
+
+
+def test_the_tuner_never_compiles_a_config_over_the_devices_shared_memory(monkeypatch, tmp_path):
+    """On a device whose blocks opt into less shared memory than Hopper's 227 KB (an A100: 163 KB)
+    the configs whose slab ring does not fit with Hopper's headroom are pruned before any is timed;
+    the budget comes from the device's properties, Hopper's where they do not say."""
+    from types import SimpleNamespace
+
+    device_budget = ops._smem_budget.__wrapped__  # (uncached; _setup stands in for it)
+    w, state, dy = _setup(monkeypatch, tmp_path, "NVIDIA A100-SXM4-80GB", "sm_80", smem_optin=163 * 1024)
+    timed = []
+    monkeypatch.setattr("triton.testing.do_bench", lambda fn, **kw: fn() or float(len(timed)))
+    monkeypatch.setattr(ops._Operands, "scratch", lambda self, rows: self)
+    operands = ops._Operands(w, None, [], None, None, None)
+    ops._select_config(dy, w, state, None, lambda c, *a: timed.append(c), operands)
+    budget = smem_budget(163 * 1024)
+    assert budget == 136 * 1024 and timed and all(c.smem_bytes(2) <= budget for c in timed)
+    assert any(c.smem_bytes(2) > budget for c in ops.prune_configs(CONFIGS, 1024, 4096, 300, 2))
+    assert smem_budget(None) == smem_budget(227 * 1024) == smem_budget(256 * 1024) == SMEM_BUDGET
+    for props, expected in ((SimpleNamespace(shared_memory_per_block_optin=99 * 1024), 72 * 1024),
+                            (SimpleNamespace(), SMEM_BUDGET)):
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index, props=props: props)
+        assert device_budget(0) == expected
 
 
 def test_forge_gluon_0_tunes_among_the_triton_configs_only(monkeypatch, tmp_path):
