@@ -29,4 +29,5 @@ print("| kernel | BT | shapes | cells | H100 ÷ H200, main loop alone | slowest 
 print("|---|---|---|---|---|---|")
 for group in sorted(groups):
     ratios = sorted(groups[group])
-    print(f"| {' | '.join(group)} | {len(ratios)} | {ratios[0][0]:.2f}–{ratios[-1][0]:.2f} | {' '.join(ratios[-1][1])} |")
+    span = f"{ratios[0][0]:.2f}–{ratios[-1][0]:.2f}"
+    print(f"| {' | '.join(group)} | {len(ratios)} | {span} | {' '.join(ratios[-1][1])} |")
