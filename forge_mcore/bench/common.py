@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from forge_mcore.kernels.winners import arch_of
+
 L2_BYTES = 60 * 2**20
 
 
@@ -138,7 +140,7 @@ def environment() -> dict:
         "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
         "device": props.name if props else "cpu",
         "sms": props.multi_processor_count if props else 0,
-        "arch": f"sm_{props.major}{props.minor}" if props else "",
+        "arch": arch_of(0) if props else "",
     }
 
 

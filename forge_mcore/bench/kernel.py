@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 from dataclasses import asdict, dataclass
@@ -278,14 +279,19 @@ def sweep_pool(sweep_configs: str, sweep_kernels: tuple[str, ...]) -> tuple:
     return pool
 
 
+def ceilings_beside(csv_path: str) -> dict:
+    """The ``ceilings.json`` a benchmark wrote beside its CSV (ceilings and environment: device,
+    architecture), {} where there is none."""
+    path = os.path.join(os.path.dirname(csv_path), "ceilings.json")
+    return json.load(open(path)) if os.path.exists(path) else {}
+
+
 def write_winners(csv_paths: list[str]) -> int:
     """Per benchmark cell, the fastest current candidate (``best_per_cell``) as a committed
     winner (``kernels/winners.csv``), keyed as ``ops`` keys its tuning. The device name and
     architecture come from the ``ceilings.json`` beside each CSV (one written before it named the
     architecture: the one the file records for that device); later CSVs override earlier ones; rows
     already in the file for other devices or keys are kept."""
-    import json
-
     import forge_mcore as fm
     from forge_mcore import ops
     from forge_mcore.kernels import winners
@@ -293,7 +299,7 @@ def write_winners(csv_paths: list[str]) -> int:
     merged = {(device, cells): (device, arch, cells, cfg, ms) for device, arch, cells, cfg, ms in winners.read()}
     recorded = {device: arch for device, arch, *_ in merged.values() if arch}
     for path in csv_paths:
-        measured_on = json.load(open(os.path.join(os.path.dirname(path), "ceilings.json")))
+        measured_on = ceilings_beside(path)
         device = measured_on["device"]
         arch = measured_on.get("arch") or recorded.get(device)
         if not arch:
@@ -336,12 +342,7 @@ def acceptance(csv_paths: list[str]) -> str:
     compared with the bf16 step timed beside it in its own cell (``Cell.bf16_ms``), or in a CSV
     written before that column with the bf16 cell of the same call. The CSVs must come from one
     kind of device (their ``ceilings.json``): targets counted over two would mean neither."""
-    import json
-
-    devices = {}
-    for path in csv_paths:
-        ceilings = os.path.join(os.path.dirname(path), "ceilings.json")
-        devices[path] = json.load(open(ceilings)).get("device", "") if os.path.exists(ceilings) else ""
+    devices = {path: ceilings_beside(path).get("device", "") for path in csv_paths}
     if len(set(devices.values()) - {""}) > 1:
         raise ValueError(f"these CSVs were measured on different devices ({devices}): count each device's apart")
     calls = [_report_rows(p) for p in csv_paths]
@@ -393,13 +394,12 @@ def _serial_model(csv_paths: list[str], calls: list[list[dict]]) -> str:
     the main loop's slab reads do (main loop alone x (1 + epilogue bytes / slab bytes read from L2
     by the cell's tiles)), with the % of floor that time would be."""
     import ast
-    import json
 
     lines = ["| shape | BT | arm | step µs | main loop alone µs | epilogue bytes ÷ copy µs | sum µs | step ÷ sum | "
              "L2 cap µs | % of floor at the cap |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for path, call in zip(csv_paths, calls):  # (calls: each CSV's report rows, read once by the caller)
-        copy_gbps = json.load(open(os.path.join(os.path.dirname(path), "ceilings.json")))["copy_gbps"]
+        copy_gbps = ceilings_beside(path)["copy_gbps"]
         for r in call:
             if int(r["bt"]) > 1024:
                 continue
