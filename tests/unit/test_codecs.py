@@ -1,15 +1,21 @@
 """State codecs and weight stores, torch twins: round-trip bounds, tails, floors, SR.
 
 (The Triton halves are exercised through the kernel in test_fused_kernel.py /
-test_ops.py; fp8's Triton half runs on the GPU only.)
+test_ops.py, and the int8 one bit for bit against its twin here; fp8's Triton half
+runs on the GPU only.)
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from forge_mcore.codecs import get_codec, get_weight_store, stochastic_round_bf16
+from forge_mcore.codecs.blockwise import FLUSH_BELOW, int8_load, int8_store
+from forge_mcore.kernels.tile_io import load_tile, store_tile
+from forge_mcore.kernels.tl_bits import INTERPRETING
 
 SHAPES = [(7, 196), (5, 70), (3, 1), (2, 64), (4, 129)]
 
@@ -79,6 +85,72 @@ def test_int8_codes_are_stored_in_fragment_order_in_whole_blocks(nonnegative):
     assert torch.equal(codec.codes(enc)[:2, :cols].float(), q[:2])
     assert not codec.codes(enc)[2, 128:].any(), "a flushed block's codes must be zeros, padding included"
     assert torch.equal(codec.decode(enc), (q.square() if nonnegative else q))
+
+
+@triton.jit
+def _int8_codec_kernel(x_ptr, codes_ptr, scale_ptr, decoded_ptr, M, N, NB, BM: tl.constexpr, NONNEG: tl.constexpr):
+    """The kernels' int8 codec on one 64-column block of BM rows: ``x`` encoded (``int8_store``), then
+    what was stored decoded (``int8_load``)."""
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * 64
+    int8_store(codes_ptr, scale_ptr, om, on, M, N, NB, load_tile(x_ptr, om, on, M, N, BM, 64, False), NONNEG, False)
+    decoded = int8_load(codes_ptr, scale_ptr, om, on, M, N, NB, BM, 64, NONNEG, False)
+    store_tile(decoded_ptr, om, on, M, N, decoded, False)
+
+
+def _int8_edge_rows(nonnegative: bool, cols: int) -> torch.Tensor:
+    """Rows that each probe one way the kernel's arithmetic could part from the twin's: codes exactly
+    half-way between two steps (absmax 127, or 255 on sqrt v: the quotient is the value itself), blocks
+    flushed or just above the flush, huge and subnormal magnitudes side by side, zeros and entries below
+    half a step in blocks that are not flushed, random values over eight decades."""
+    gen = torch.Generator().manual_seed(3)
+    qmax = 255.0 if nonnegative else 127.0
+    ties = (torch.arange(cols) % 120).float() + 0.5  # k + 1/2 for k < 120, each block's absmax set below
+    sign = torch.ones(cols) if nonnegative else torch.where(torch.arange(cols) % 3 == 0, -1.0, 1.0)
+    rows = [
+        ties * sign,
+        torch.zeros(cols),
+        torch.full((cols,), FLUSH_BELOW),  # (flushed: the codec flushes absmax <= FLUSH_BELOW)
+        torch.full((cols,), FLUSH_BELOW * 1.5),
+        # fp32's largest magnitudes beside subnormal ones (sqrt v: v = 2.25e38 and 1e-40)
+        torch.where(torch.arange(cols) % 5 == 0, 1.5e19 if nonnegative else 3.0e37, 1e-20 if nonnegative else 1e-40),
+        torch.where(torch.arange(cols) % 4 == 0, 0.0, 1.0e-4),
+        torch.randn(cols, generator=gen) * torch.exp(torch.randn(cols, generator=gen) * 4),
+    ]
+    u = torch.stack(rows)
+    u[0, 63::64] = qmax  # the ties' blocks: inv = qmax / qmax = 1 exactly
+    u[5, ::64] = 1.0  # a step of 1 / qmax: 1e-4 sits below half of it (sqrt v: 1e-2 does not)
+    if nonnegative:
+        return u.abs().square()  # v, whose sqrt the codec codes: exact for the ties
+    return u
+
+
+@pytest.mark.skipif(not INTERPRETING, reason="compiled, division and sqrt are the approximate instructions "
+                    "(tl_bits: FORGE_IEEE_MATH=0), so bits may differ from the twin's by design")
+@pytest.mark.parametrize("cols", [192, 150])  # whole blocks; a partial last block of 22 columns
+@pytest.mark.parametrize("nonnegative", [False, True])
+def test_int8_triton_codec_is_the_twin_bit_for_bit(nonnegative, cols):
+    """The kernels' int8 encode and decode (``int8_store`` / ``int8_load``, under the interpreter) give the
+    twin's codes, scales and decoded values bit for bit, the padding codes of a partial block included:
+    the kernel's parity tests allow a code step per requantization, which a biased rounding would pass."""
+    codec = get_codec("int8")
+    x = _int8_edge_rows(nonnegative, cols)
+    rows = x.shape[0]
+    twin = codec.zeros((rows, cols), "cpu", nonnegative)
+    codec.encode_(twin, x)
+    kernel = codec.zeros((rows, cols), "cpu", nonnegative)
+    kernel.data.fill_(77)  # poisoned: every code and scale must be written
+    kernel.scale.fill_(float("nan"))
+    decoded = torch.full_like(x, float("nan"))
+    nb = codec.scale_blocks(cols)
+    _int8_codec_kernel[(triton.cdiv(rows, 4), nb)](x, kernel.data, kernel.scale, decoded, rows, cols, nb, BM=4,
+                                                   NONNEG=nonnegative)
+    assert torch.equal(kernel.scale, twin.scale), (kernel.scale, twin.scale)
+    differ = (kernel.data != twin.data).nonzero().tolist()
+    assert not differ, f"codes differ at {differ[:8]}: kernel {kernel.data[kernel.data != twin.data][:8].tolist()}, " \
+                       f"twin {twin.data[kernel.data != twin.data][:8].tolist()}"
+    assert torch.equal(decoded, codec.decode(twin))
+    assert torch.equal(codec.decode(twin)[1:3], torch.zeros(2, cols)), "flushed blocks must decode to zeros"
 
 
 @pytest.mark.parametrize("shape", SHAPES)
