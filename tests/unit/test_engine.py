@@ -275,3 +275,49 @@ def test_an_engine_state_dict_is_checked_whole_before_any_weight_is_loaded():
         assert after["weights"][name]["step"] == 0
         for key, entry in after["weights"][name]["states"].items():
             assert torch.equal(entry["data"], snapshot["weights"][name]["states"][key]["data"]), (name, key)
+
+
+def test_state_dict_round_trip_keeps_the_rules_scalar_state():
+    """NAdam carries mu_product from step to step (ForgeParamState.scalars): a resumed engine
+    continues with it, bit for bit, and both runs stay on torch.optim.NAdam."""
+    engine_a, _, (ha,) = _engine(1, rule="nadam")
+    ref = torch.nn.Parameter(ha.weight.clone())
+    ref_opt = torch.optim.NAdam([ref], lr=0.01, weight_decay=0.1)
+    batches = _batches(6, 7)
+    for dy, x in batches[:3]:
+        engine_a.backward(ha, dy, x)
+        engine_a.step()
+    engine_b, _, (hb,) = _engine(1, rule="nadam")
+    hb.weight.copy_(ha.weight)
+    engine_b.load_state_dict(engine_a.state_dict())
+    for dy, x in batches[3:]:
+        for eng, h in ((engine_a, ha), (engine_b, hb)):
+            eng.backward(h, dy, x)
+            eng.step()
+    for dy, x in batches:
+        ref.grad = (dy.double().t() @ x.double()).float()
+        ref_opt.step()
+    assert torch.equal(ha.weight, hb.weight)
+    assert_close_verbose(hb.weight, ref.detach(), rtol=1e-6, atol=1e-6, what="resumed NAdam vs torch")
+
+
+def test_a_discarded_deferred_gradient_leaves_the_gradient_free_step_of_an_unused_weight():
+    """Deferred mode: zero_grad() drops a weight's materialized gradient, so at step() the weight
+    counts as unreached and step_when_unused still decays it, as in an engine that never saw it."""
+    (dy, x), = _batches(1, 5)
+    start = torch.randn(OUT, IN, generator=torch.Generator().manual_seed(0))
+    handles = []
+    for discard in (True, False):
+        engine = ForgeEngine("adamw", "fp32", deferred=True)
+        group = engine.add_param_group({"lr": 0.01, "weight_decay": 0.1})
+        p = torch.nn.Parameter(start.clone())
+        h = engine.manage("expert", p.data, p, group, step_when_unused=True)
+        if discard:
+            engine.backward(h, dy, x)
+            engine.zero_grad()
+        engine.step()
+        handles.append(h)
+    discarded, unused = handles
+    assert_close_verbose(unused.weight, start * (1 - 0.01 * 0.1), rtol=1e-6, atol=1e-7, what="decayed")
+    assert torch.equal(discarded.weight, unused.weight)
+    assert discarded.state.step == unused.state.step == 1

@@ -473,3 +473,21 @@ def test_the_main_loop_of_a_configs_own_kernel_takes_the_weights_state():
     other = fm.ForgeParamState.create(torch.zeros(M + 1, N), "adamw", {}, "fp32", "fp32")
     with pytest.raises(ValueError, match="pass weight's own state"):
         ops.wgrad_mainloop(dy, x, w, sink=torch.zeros(1), config=coop, state=other)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stochastic_rounding_draws_new_bits_every_step(backend):
+    """A sub-ulp step repeated must not round each element the same way every time: with the
+    same random bits at every step, the elements that rounded down at step 1 would never move
+    (a per-element dead zone that the mean hides). 24 eighth-ulp steps: (7/8)^24 = 4% stay put."""
+    ulp = 2.0**-7
+    rows, cols = 64, 128
+    w = torch.ones(rows, cols, dtype=torch.bfloat16)
+    state = fm.ForgeParamState.create(w, "sgd", {"lr": 1.0}, "fp32", "bf16_sr", seed=1)
+    g = state.rule.make_group(lr=1.0)
+    dy, x = torch.full((1, rows), -ulp / 8), torch.ones(1, cols)
+    for _ in range(24):
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend=backend)
+    moved = (w.float() > 1.0).float().mean().item()
+    assert moved > 0.9, f"only {moved:.1%} of the elements ever moved"
+    assert abs(w.float().mean().item() - (1 + 24 * ulp / 8)) < 0.1 * ulp

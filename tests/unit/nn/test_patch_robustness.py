@@ -375,3 +375,24 @@ def test_moe_experts_accumulate_over_micro_batches_they_were_not_all_routed_in()
         runs.append(_params(model))
     for name, value in runs[0].items():
         torch.testing.assert_close(value, runs[1][name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_a_dropped_batch_takes_its_clip_coefficient_with_it():
+    """clip="exact": a loop that clips, sees a spike and drops the batch (zero_grad() instead of
+    step()) clips and steps the next batch as torch does, with no coefficient of the dropped one."""
+    model, ref = _mlp(norm=True), _mlp(norm=True)
+    opt = patch(model, rule="sgd", lr=0.1, state_dtype="fp32", clip="exact", probe_inputs=(X,))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    clips = (opt.clip_grad_norm_, lambda n: torch.nn.utils.clip_grad_norm_(ref.parameters(), n))
+    norms = []
+    for m, o, clip in zip((model, ref), (opt, ref_opt), clips):
+        (_loss(m) * 1000).backward()
+        assert clip(0.1).item() > 0.1  # the spike
+        o.zero_grad()  # a batch the loop decided to drop
+        _loss(m).backward()
+        norms.append(clip(0.1).item())
+        o.step()
+        o.zero_grad()
+    assert norms[0] == pytest.approx(norms[1], rel=1e-5) and norms[1] > 0.1  # this batch was clipped too
+    for (name, a), b in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7, msg=name)
