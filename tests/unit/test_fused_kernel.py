@@ -281,3 +281,37 @@ def test_fp8_triton_path_is_gpu_only():
 def test_adam_at_lr_zero_leaves_the_weight_unchanged(rule, dtype):
     """lr 0 (a warmup's first steps), on the Triton path: the GPU twin is in test_kernel_gpu.py."""
     check_adam_at_lr_zero(rule, "cpu", dtype)
+
+
+# Structural variants RULE_CASES only runs combined (RMSprop's momentum and centered), and
+# hyperparameters at which an off-by-one step or a misplaced eps shows beyond rounding: a large
+# eps, and a NAdam momentum decay fast enough that mu_t and mu_{t+1} differ by percents.
+OFF_DEFAULT_CASES = [
+    ("rmsprop", dict(lr=0.01, momentum=0.9)),
+    ("rmsprop", dict(lr=0.01, centered=True, weight_decay=0.01)),
+    ("adamax", dict(lr=0.01, eps=0.1)),
+    ("nadam", dict(lr=0.01, momentum_decay=0.5)),
+    ("adam", dict(lr=0.01, eps=0.1, amsgrad=True, weight_decay=0.01)),
+]
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("case", OFF_DEFAULT_CASES, ids=case_id)
+def test_off_default_variants_match_torch_optim(case, backend):
+    rule, group = case
+    gen = torch.Generator().manual_seed(5)
+    w = torch.randn(72, 70, generator=gen) * 0.5
+    param = torch.nn.Parameter(w.clone())
+    opt = fm.get_rule(rule).torch_equivalent([param], **group)
+    state = fm.ForgeParamState.create(w, rule, group, "fp32", "fp32")
+    g = state.rule.make_group(**group)
+    for _ in range(STEPS):
+        dy, x = grid_tensor(37, 72, generator=gen), grid_tensor(37, 70, generator=gen)
+        param.grad = (dy.double().t() @ x.double()).float()
+        opt.step()
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), backend=backend)
+    scale = param.detach().abs().max().item()
+    assert_close_verbose(w, param.detach(), rtol=1e-6, atol=1e-6 * scale, what=f"{backend} weight vs torch.optim")
+    for name, ours in state.state_tensors().items():
+        theirs = opt.state[param][name]
+        assert_close_verbose(ours, theirs, rtol=1e-6, atol=1e-6 * theirs.abs().max().item(), what=name)

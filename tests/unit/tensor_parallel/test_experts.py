@@ -8,7 +8,11 @@ reaches it at all.
 
 from __future__ import annotations
 
+import math
+
+import pytest
 import torch
+import torch.distributed as dist
 from megatron.core.optimizer import OptimizerConfig
 from megatron.core.process_groups_config import ProcessGroupCollection
 from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear
@@ -113,3 +117,39 @@ def ep2_expert_gradients_are_the_mean_loss_gradient(rank, world_size):
 
 def test_ep2_expert_gradients_are_the_mean_loss_gradient(rank_results):
     rank_results(ep2_expert_gradients_are_the_mean_loss_gradient)
+
+
+@on_ranks(2)
+def ep2_grad_norm_counts_every_expert_once(rank, world_size):
+    """EP=2 x DP=2, every expert FORGE: FORGE's norm is that of the mean-loss expert gradients of
+    both EP ranks (DDP's 1/dp squared), and FORGE reports the expert group, so the chain sums its
+    members' norms rather than reducing FORGE's part over the dense model-parallel group."""
+    from megatron.core.distributed import finalize_model_grads
+
+    from forge_mcore.tensor_parallel import ForgeMegatronConfig, get_megatron_optimizer_with_forge
+
+    from .common import build_gpt, gpt_batch
+
+    init_parallel(ep=2)
+    config = transformer_config(num_moe_experts=EXPERTS, moe_ffn_hidden_size=FFN, moe_router_topk=2)
+    stock, forge = build_gpt(config, forge=False), build_gpt(config, forge=True, dense=False)
+    chained = get_megatron_optimizer_with_forge(OptimizerConfig(optimizer="adam", lr=0.01, clip_grad=1e6), [forge],
+                                                ForgeMegatronConfig(dense=False, clip="exact"))
+    batch = gpt_batch(rank)
+    experts = [p for name, p in stock.named_parameters() if "local_experts" in name]
+    grads = torch.autograd.grad(stock(**batch).float().mean(), experts, allow_unused=True)
+    expected = torch.tensor(sum(float((g / world_size).pow(2).sum()) for g in grads if g is not None))
+    dist.all_reduce(expected)  # each EP rank holds its own experts
+    forge.zero_grad_buffer()
+    chained.zero_grad()
+    forge(**batch).float().mean().backward()
+    finalize_model_grads([forge])
+    chained.prepare_grads()
+    assert chained.chained_optimizers[-1].get_grad_norm() == pytest.approx(expected.sqrt().item(), rel=1e-5)
+    members = math.sqrt(sum(opt.get_grad_norm() ** 2 for opt in chained.chained_optimizers))
+    assert expected > 0 and chained.get_grad_norm() == pytest.approx(members, rel=1e-5)
+    return True
+
+
+def test_ep2_grad_norm_counts_every_expert_once(rank_results):
+    assert rank_results(ep2_grad_norm_counts_every_expert_once) is True

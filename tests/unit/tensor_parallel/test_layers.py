@@ -8,6 +8,7 @@ are compared after every step (fp32, <= 1e-6 relative).
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.distributed as dist
 from megatron.core import parallel_state
@@ -135,3 +136,43 @@ def test_mlp_matches_stock_layers_and_reference_step_tp2(rank_results):
 
 def test_mlp_matches_stock_layers_under_sequence_parallelism(rank_results):
     assert rank_results(mlp_parity_tp2_sequence_parallel) > 0
+
+
+@on_ranks(2)
+def mlp_grad_norm_and_clipping_tp2(rank, world_size):
+    """step() alone returns megatron's grad norm (the shards' squares summed over TP, the replicated
+    row-parallel bias counted once) and clips by it, as megatron clips the stock layers' grads."""
+    from megatron.core.optimizer.clip_grads import clip_grad_by_total_norm_fp32, get_grad_norm_fp32
+    from megatron.core.tensor_parallel import param_is_not_tensor_parallel_duplicate
+
+    init_parallel(tp=2)
+    for sequence_parallel in (False, True):
+        config = transformer_config(sequence_parallel=sequence_parallel)
+        stock, forge = _mlp(config, False, True, False, False), _mlp(config, True, True, False, False)
+        hp = dict(lr=0.01, weight_decay=0.1)
+        forge_opt = ForgeMegatronOptimizer(OptimizerConfig(optimizer="adam", clip_grad=0.05, **hp), [forge],
+                                           ForgeMegatronConfig(clip="exact"))
+        params = list(stock.parameters())
+        ref = torch.optim.AdamW(params, **hp)
+        for step in range(3):
+            x, target = _inputs(step, sequence_parallel)
+            for model in (stock, forge):
+                (_forward(model, x) - target).pow(2).mean().backward()
+            for p in params:  # finalize_model_grads' TP reduction of a sequence-parallel bias
+                if sequence_parallel and getattr(p, "sequence_parallel", False):
+                    dist.all_reduce(p.grad, group=parallel_state.get_tensor_model_parallel_group())
+            grads = [p.grad for p in params if param_is_not_tensor_parallel_duplicate(p)]
+            norm = get_grad_norm_fp32(grads, grad_stats_parallel_group=parallel_state.get_model_parallel_group())
+            clip_grad_by_total_norm_fp32(params, 0.05, norm)
+            ref.step()
+            ref.zero_grad()
+            ok, forge_norm, _ = forge_opt.step()
+            what = f"sp={sequence_parallel} step {step}"
+            assert ok and norm > 0.05 and forge_norm == pytest.approx(norm, rel=1e-5), (what, forge_norm, norm)
+            for (name, a), b in zip(stock.named_parameters(), forge.parameters()):
+                assert_close_verbose(b, a.detach(), rtol=1e-5, atol=1e-7, what=f"{what} {name}")
+    return True
+
+
+def test_standalone_step_returns_and_clips_by_megatrons_grad_norm_tp2(rank_results):
+    assert rank_results(mlp_grad_norm_and_clipping_tp2) is True
