@@ -151,17 +151,18 @@ class ForgeArm:
 
 
 def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 30, sweep: list | None = None,
-             sweep_configs: str = "all", sweep_kernels: tuple[str, ...] = KERNELS) -> Cell:
+             sweep_configs: str = "all", sweep_kernels: tuple[str, ...] = KERNELS, device: str = "cuda") -> Cell:
     """Time one cell. With ``sweep`` (a list), the FORGE arm's tile configs are timed too and
     appended as (config, ms): ``sweep_configs`` "all" (CONFIGS and CANDIDATES) or "candidates",
-    of the kernels in ``sweep_kernels``."""
+    of the kernels in ``sweep_kernels``. (``device``: the CPU suite runs a cell with its timing
+    stood in for.)"""
     import forge_mcore as fm
     from forge_mcore import ops
-    from forge_mcore.bench.common import time_graphs
+    from forge_mcore.bench import common
 
     M, N = map(int, shape.split("x"))
     _, _, hp, base_kind = ARMS[arm]
-    dev = "cuda"
+    dev = device
     forge = ForgeArm.build(shape, bt, arm, dev)
     dy, x, w0, weights, states, sets = forge.dy, forge.x, forge.w0, forge.weights, forge.states, len(forge.weights)
     tel = fm.StepTelemetry.zeros(dev)
@@ -174,7 +175,7 @@ def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 3
                              ops._smem_budget(dy.device.index))  # (as the tuner prunes on this device)
         configs = {str(asdict(c)): forge.steps(tel, c) for c in pool if runs_as_labelled(c, states[0], dy)}
         # interleaved like the arms below, so a drift between configs does not pick the winner
-        for cfg_text, ms in time_graphs(configs, reps=reps).items():
+        for cfg_text, ms in common.time_graphs(configs, reps=reps).items():
             sweep.append(dict(shape=shape, bt=bt, arm=arm, config=cfg_text, forge_ms=ms))
     # the main loop of the FORGE arm's own kernel and config, its epilogue compiled out
     sink = torch.zeros(1, device=dev)
@@ -192,7 +193,7 @@ def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 3
         bf16.steps(tel)[0]()  # (tuned outside the graph)
         arms["bf16"] = bf16.steps(tel)
     # the arms interleaved rep by rep (bench.common.time_graphs): a cell's ratios see one drift
-    ms = time_graphs(arms, reps=reps)
+    ms = common.time_graphs(arms, reps=reps)
     forge_ms, mainloop_ms, cublas_ms = ms["forge"], ms["mainloop"], ms["cublas"]
     baseline_ms = ms["baseline"] * len(baseline_calls) / sets  # per set: its wgrad + its share of the step
     bytes_moved = forge.bytes_moved

@@ -9,7 +9,7 @@ import forge_mcore as fm
 from forge_mcore import ops
 from forge_mcore.bench.kernel import ARMS, runs_as_labelled
 from forge_mcore.kernels import winners
-from forge_mcore.kernels.configs import CONFIGS, GLUON_KERNELS, SMEM_BUDGET, smem_budget
+from forge_mcore.kernels.configs import CONFIGS, GLUON_KERNELS, SMEM_BUDGET, prune_configs, smem_budget
 
 
 def test_committed_winners_are_current_candidates():
@@ -337,3 +337,50 @@ def test_the_sweep_skips_gluon_configs_that_would_run_the_triton_kernel(monkeypa
     assert all(runs_as_labelled(c, int8, dy) for c in CONFIGS if c.kernel == "triton")
     monkeypatch.setenv("FORGE_GLUON", "0")
     assert not runs_as_labelled(by_stages[4], bf16, dy)
+
+
+def test_a_csvs_own_architecture_wins_over_the_one_the_file_records_for_its_device(monkeypatch, tmp_path):
+    """The file's record only stands in for a ceilings.json that names no architecture."""
+    import csv
+    import json
+    from dataclasses import asdict
+
+    from forge_mcore.bench.kernel import write_winners
+
+    path = tmp_path / "winners.csv"
+    device = "NVIDIA Graphics Device"  # (an engineering sample's name: not one architecture's)
+    winners.write([(device, "sm_90", winners.key_cells(_key(1024, 4096, 512)), CONFIGS[0], 0.1)], path=str(path))
+    monkeypatch.setattr(winners, "WINNERS_CSV", str(path))
+    (tmp_path / "ceilings.json").write_text(json.dumps({"device": device, "arch": "sm_100"}))
+    with open(tmp_path / "kernel.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["shape", "bt", "arm", "forge_ms", "config"])
+        w.writeheader()
+        w.writerow(dict(shape="4096x4096", bt="512", arm="adamw-bf16", forge_ms="0.07", config=str(asdict(CONFIGS[1]))))
+    assert write_winners([str(tmp_path / "kernel.csv")]) == 2
+    archs = {cells[1:4]: arch for _, arch, cells, _, _ in winners.read(str(path))}
+    assert archs == {("4096", "4096", "512"): "sm_100", ("1024", "4096", "512"): "sm_90"}
+
+
+def test_prune_keeps_a_config_that_exactly_fits_and_drops_k_chunks_longer_than_bt():
+    for c in CONFIGS:
+        assert prune_configs((c,), 4096, 4096, 4096, 2, c.smem_bytes(2)) == [c]
+        with pytest.raises(ValueError, match="no tile config fits"):
+            prune_configs((c,), 4096, 4096, 4096, 2, c.smem_bytes(2) - 1)
+    short = prune_configs(CONFIGS, 4096, 4096, 20, 2)  # BT 20: K chunks of at most 32
+    assert short and all(c.block_k == 32 for c in short)
+    # BT 10: no chunk of 16 or less in the list, so the smallest tile that fits, alone
+    assert prune_configs(CONFIGS, 4096, 4096, 10, 2) == [min(CONFIGS, key=lambda c: (c.block_m * c.block_n, c.block_k))]
+
+
+def test_tuned_config_reports_the_choice_of_the_current_forge_gluon_setting(monkeypatch):
+    """What the benchmark records as a cell's config: the tuner's choice under this FORGE_GLUON."""
+    w = torch.zeros(1024, 4096, dtype=torch.bfloat16)
+    state = fm.ForgeParamState.create(w, "adamw", {}, "bf16", "bf16")
+    dy = torch.zeros(300, 1024, dtype=torch.bfloat16)
+    key = ops._tune_key(dy, w, state, None)
+    gluon_cfg, triton_cfg = CONFIGS[-1], CONFIGS[0]
+    monkeypatch.setattr(ops, "_tuned", {(key, True): gluon_cfg, (key, False): triton_cfg})
+    monkeypatch.setenv("FORGE_GLUON", "1")
+    assert ops.tuned_config(dy, w, state) == gluon_cfg
+    monkeypatch.setenv("FORGE_GLUON", "0")
+    assert ops.tuned_config(dy, w, state) == triton_cfg
