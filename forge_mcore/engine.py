@@ -44,7 +44,8 @@ class ManagedWeight:
     transposed: the parameter stores W^T (HF GPT-2 ``Conv1D``); the backward then
         passes (X, dY) instead of (dY, X) so the kernel steps W^T directly.
     step_when_unused: apply the gradient-free part of the rule at ``step()`` if no
-        backward reached this weight (an expert no token was routed to; paper Remark 1).
+        backward reached this weight (an expert no token was routed to; paper Remark 1),
+        unless its parameter no longer requires grad.
     grad_scale: a constant factor in this weight's gradient, applied in the kernel
         (megatron's DDP averages expert gradients over the data-parallel size); a
         1-element fp32 tensor on the weight's device, or None. Telemetry reports
@@ -357,7 +358,8 @@ class ForgeEngine:
             if self.deferred and handle.accum is not None:
                 self._fused_step(handle, *self._empty_operands(handle))
                 self._commit(handle)
-            elif handle.stepped_iteration != self.iteration and handle.step_when_unused:
+            # an unused weight's gradient-free step, not a parameter's frozen after patch() (torch skips it)
+            elif handle.stepped_iteration != self.iteration and handle.step_when_unused and handle.param.requires_grad:
                 self._fused_step(handle, *self._empty_operands(handle))
                 self._commit(handle)
             handle.micro_batches = 0

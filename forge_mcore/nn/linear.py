@@ -38,6 +38,7 @@ class FusedSite:
     index: for a 3-D expert parameter, which expert this call reads (``param[index]``).
     grad_node: the parameter's ``AccumulateGrad`` node (``accumulate_grad_node``), held so it
         stays the one autograd uses: a backward that will not run it asks for other gradients.
+    bias_grad_node: the same for the fused bias.
     """
 
     engine: ForgeEngine
@@ -45,18 +46,20 @@ class FusedSite:
     bias: ManagedWeight | None = None
     index: int | None = None
     grad_node: Any = field(default=None, repr=False)
+    bias_grad_node: Any = field(default=None, repr=False)
 
     def weight_of(self, param: torch.Tensor) -> torch.Tensor:
         return param if self.index is None else param[self.index]
 
-    def steps_in_this_backward(self) -> bool:
-        """Whether the running backward wants this weight's gradient: ``loss.backward()`` does;
-        ``torch.autograd.grad(loss, x)`` and ``backward(inputs=[x])`` ask only for other
-        gradients (input saliency, gradient penalties), and must not step it."""
-        if self.grad_node is None:
+    def steps_in_this_backward(self, bias: bool = False) -> bool:
+        """Whether the running backward wants this weight's gradient (with ``bias``, its bias's):
+        ``loss.backward()`` does; ``torch.autograd.grad(loss, x)`` and ``backward(inputs=[x])`` ask
+        only for other gradients (input saliency, gradient penalties), and must not step it."""
+        node = self.bias_grad_node if bias else self.grad_node
+        if node is None:
             return True
         try:
-            return torch._C._will_engine_execute_node(self.grad_node)
+            return torch._C._will_engine_execute_node(node)
         except RuntimeError as e:  # the weight is an input of torch.autograd.grad
             raise RuntimeError(
                 f"{self.weight.name}: torch.autograd.grad with respect to a FORGE-fused weight, which has no "
@@ -115,7 +118,9 @@ class ForgeLinearFunction(torch.autograd.Function):
             )
         input, param = ctx.saved_tensors
         site: FusedSite = ctx.site
-        steps = site.steps_in_this_backward()
+        # A parameter is stepped when this backward wants its gradient: not one frozen after patch()
+        # (requires_grad off), which torch's optimizers skip too, having no gradient.
+        steps = ctx.needs_input_grad[1] and site.steps_in_this_backward()
         grad_input = grad_bias = None
         if ctx.needs_input_grad[0]:
             weight = site.weight_of(param)
@@ -123,7 +128,7 @@ class ForgeLinearFunction(torch.autograd.Function):
                 weight = weight.to(grad_output.dtype)
             grad_input = grad_output @ (weight if not site.weight.transposed else weight.t())
         if site.bias is not None:
-            if steps:
+            if ctx.needs_input_grad[2] and site.steps_in_this_backward(bias=True):
                 site.engine.bias_backward(site.bias, grad_output)
         elif ctx.needs_input_grad[2]:
             grad_bias = grad_output.reshape(-1, grad_output.shape[-1]).sum(0)
@@ -157,7 +162,9 @@ class _FusedLinearMixin:
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         site = self._forge_site
-        if site is None or not torch.is_grad_enabled() or not self.weight.requires_grad:
+        # (a weight frozen after patch() beside a fused bias that still trains: the bias is the engine's)
+        trains = self.weight.requires_grad or (site is not None and site.bias is not None and self.bias.requires_grad)
+        if site is None or not torch.is_grad_enabled() or not trains:
             return super().forward(input)
         return forge_linear(input, self.weight, self.bias, site)
 

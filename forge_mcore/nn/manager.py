@@ -439,7 +439,8 @@ def _register(engine: ForgeEngine, group_of: Callable[[str], dict], mname: str, 
     bias = None
     if "bias" in attrs:
         bias = engine.manage(f"{prefix}bias", module.bias.data.view(-1, 1), module.bias, group_of(f"{prefix}bias"))
-    return FusedSite(engine, weight, bias, grad_node=accumulate_grad_node(module.weight))
+    return FusedSite(engine, weight, bias, grad_node=accumulate_grad_node(module.weight),
+                     bias_grad_node=accumulate_grad_node(module.bias) if bias is not None else None)
 
 
 def _probe_runner(model: nn.Module, probe_inputs: Any) -> Callable[[], Any]:

@@ -73,6 +73,7 @@ def test_trainer_clips_and_logs_the_fused_weights(tmp_path):
 @pytest.mark.parametrize("overrides, match", [
     (dict(max_grad_norm=1.0), r"max_grad_norm=1.0.*ForgeTrainerCallback\(optimizer, max_grad_norm"),
     (dict(gradient_accumulation_steps=1), r"gradient_accumulation_steps=1\) but patch\(grad_accumulation=2\)"),
+    (dict(gradient_accumulation_steps=4), r"gradient_accumulation_steps=4\) but patch\(grad_accumulation=2\)"),
 ])
 def test_trainer_setups_that_would_miss_fused_weights_are_refused_before_a_step(tmp_path, overrides, match):
     trainer, recorder = _trainer(tmp_path, **overrides)

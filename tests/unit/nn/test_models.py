@@ -45,6 +45,13 @@ def test_every_family_patches_with_its_coverage(name):
     assert not [n for n, why in opt.report.not_fused.items() if why.startswith(("bypassed", "module called"))]
 
 
+@pytest.mark.parametrize("name", ["qwen3-tiny", "mixer-tiny", "vit-tiny"])
+def test_built_models_are_in_training_mode(name):
+    """Dropout and the like must be on for training: the real-size configs keep their dropout."""
+    model = build_model(name)
+    assert all(m.training for m in model.modules())
+
+
 def test_mixer_config_checks_its_geometry():
     assert MixerConfig(image_size=12, patch_size=4).num_tokens == 9
     with pytest.raises(ValueError, match="multiple of patch_size"):

@@ -481,3 +481,25 @@ def test_other_rules_use_their_torch_twin_or_the_given_fallback_and_exclude_is_h
     train(ref, torch.optim.SGD(ref.parameters(), **sgd), data)
     train(model, opt, data)
     assert_weights_close(ref, model, rtol=1e-5, what="sgd", skip=skip)
+
+
+def test_frozen_bottom_layers_of_a_moe_are_left_alone_and_the_rest_trains_like_torch():
+    """The usual "freeze the embeddings and the first layers" recipe: layer 0's experts then see
+    an input that needs no gradient, so no autograd node reads or saves their weights."""
+    ref, model = build_model("qwen3-moe-tiny"), build_model("qwen3-moe-tiny")
+    for m in (ref, model):
+        m.model.embed_tokens.requires_grad_(False)
+        m.model.layers[0].requires_grad_(False)
+    data = batches(ref, 4)
+    ref_opt = torch.optim.AdamW([p for p in ref.parameters() if p.requires_grad], **HP)
+    opt = patch(model, state_dtype="fp32", clip="none", **HP)
+    for attr in ("gate_up_proj", "down_proj"):
+        assert opt.report.not_fused[f"model.layers.0.mlp.experts.{attr}"] == "frozen (requires_grad=False)"
+        assert f"model.layers.1.mlp.experts.{attr}" in opt.report.fused
+    frozen = {n: p.detach().clone() for n, p in model.model.layers[0].named_parameters()}
+    train(ref, ref_opt, data)
+    train(model, opt, data)
+    assert_weights_close(ref, model, rtol=1e-5, what="frozen bottom")
+    assert_states_close(ref, ref_opt, opt, rtol=1e-5)
+    for name, p in model.model.layers[0].named_parameters():
+        assert torch.equal(p, frozen[name]), name

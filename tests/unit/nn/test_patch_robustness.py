@@ -7,12 +7,15 @@ torch.optim does, or with the same loop that never left the happy path.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
 
 from forge_mcore.models import build_model
 from forge_mcore.nn import patch
+from tests.unit.nn.reference import batches, train
 
 X = torch.randn(8, 16, generator=torch.Generator().manual_seed(0))
 
@@ -396,3 +399,104 @@ def test_a_dropped_batch_takes_its_clip_coefficient_with_it():
     assert norms[0] == pytest.approx(norms[1], rel=1e-5) and norms[1] > 0.1  # this batch was clipped too
     for (name, a), b in zip(model.named_parameters(), ref.parameters()):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7, msg=name)
+
+
+def _train_side_by_side(model, opt, ref, ref_opt, steps=3, x=X):
+    for m, o in ((model, opt), (ref, ref_opt)):
+        for _ in range(steps):
+            _loss(m, x).backward()
+            o.step()
+            o.zero_grad()
+    for (name, a), b in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+
+
+class _Doubled(nn.Linear):
+    """A Linear subclass that reads its weight its own way: patch() must keep its forward."""
+
+    def forward(self, x):
+        return nn.functional.linear(x, 2 * self.weight, self.bias)
+
+
+def test_a_subclass_of_nn_linear_is_left_to_the_fallback():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), _Doubled(32, 4))
+    ref = copy.deepcopy(model)
+    opt = patch(model, rule="adamw", lr=0.05, weight_decay=0.1, state_dtype="fp32", clip="none", probe_inputs=(X,))
+    assert sorted(opt.report.fused) == ["0.bias", "0.weight"]
+    assert type(model[2]) is _Doubled
+    _train_side_by_side(model, opt, ref, torch.optim.AdamW(ref.parameters(), lr=0.05, weight_decay=0.1))
+
+
+class _BiasReadTwice(nn.Module):
+    """``lin.bias`` is read again outside ``lin``: the weight is fused, the bias left to the fallback."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin, self.out = nn.Linear(16, 32), nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.lin(x)) + self.lin.bias)
+
+
+def test_an_unfused_bias_of_a_fused_layer_gets_its_gradient_summed_over_tokens():
+    model, ref = _BiasReadTwice(), _BiasReadTwice()
+    x = X.view(2, 4, 16)  # 3-D: the bias gradient sums over batch and sequence
+    opt = patch(model, rule="sgd", lr=0.1, state_dtype="fp32", clip="none", probe_inputs=(x,))
+    assert "lin.weight" in opt.report.fused and "outside its module" in opt.report.not_fused["lin.bias"]
+    _train_side_by_side(model, opt, ref, torch.optim.SGD(ref.parameters(), lr=0.1), x=x)
+
+
+@pytest.mark.parametrize("frozen", ["weight", "bias"])
+def test_a_parameter_frozen_after_patch_stops_training_and_the_rest_of_its_layer_goes_on(frozen):
+    """``requires_grad_(False)`` on a fused layer's weight or bias after patch(): that parameter stays
+    as it is (torch's optimizers skip a parameter without a gradient, weight decay included), the
+    other one trains as under torch. (Before: a frozen weight's fused bias was never stepped again,
+    and a frozen fused bias went on being stepped.)"""
+    model, ref = _mlp(), _mlp()
+    opt = patch(model, rule="adamw", lr=0.05, weight_decay=0.1, state_dtype="fp32", clip="none", probe_inputs=(X,))
+    assert {"0.weight", "0.bias"} <= set(opt.report.fused)
+    ref_opt = torch.optim.AdamW(ref.parameters(), lr=0.05, weight_decay=0.1)
+    before = _params(model)
+    for m in (model, ref):
+        getattr(m[0], frozen).requires_grad_(False)
+    _train_side_by_side(model, opt, ref, ref_opt, steps=2)
+    assert torch.equal(getattr(model[0], frozen), before[f"0.{frozen}"])
+    other = "bias" if frozen == "weight" else "weight"
+    assert not torch.equal(getattr(model[0], other), before[f"0.{other}"]), f"0.{other} did not train"
+
+
+def test_experts_frozen_after_patch_are_not_decayed():
+    """A fused expert no token reached still decays (step_when_unused), as its slice of torch's 3-D
+    gradient is zeros; once its parameter is frozen after patch(), torch skips it, and so does FORGE."""
+    model = build_model("qwen3-moe-tiny")
+    opt = patch(model, state_dtype="fp32", clip="none", lr=0.01, weight_decay=0.1)
+    experts = model.model.layers[0].mlp.experts
+    assert "model.layers.0.mlp.experts.down_proj" in opt.report.fused
+    experts.down_proj.requires_grad_(False)
+    before = experts.down_proj.detach().clone()
+    train(model, opt, batches(model, 2))
+    assert torch.equal(experts.down_proj, before)
+    assert experts.down_proj.grad is None
+
+
+def test_the_probe_leaves_batchnorm_statistics_and_the_rng_alone():
+    """patch()'s probe forward runs in train mode: it must neither update BatchNorm's running
+    statistics nor draw dropout masks from the global generator."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32, bias=False), nn.BatchNorm1d(32), nn.Dropout(0.3), nn.Linear(32, 4))
+    ref = copy.deepcopy(model)
+    ref_opt = torch.optim.AdamW(ref.parameters(), lr=0.05)
+    torch.manual_seed(7)
+    opt = patch(model, rule="adamw", lr=0.05, state_dtype="fp32", clip="none", probe_inputs=(X + 1,))
+    assert sorted(opt.report.fused) == ["0.weight", "3.bias", "3.weight"]
+    for m, o in ((model, opt), (ref, ref_opt)):
+        if m is ref:
+            torch.manual_seed(7)  # where the patched run's dropout masks start, if the probe drew none
+        for _ in range(2):
+            _loss(m).backward()
+            o.step()
+            o.zero_grad()
+    for (name, a), b in [*zip(model.named_parameters(), ref.parameters()), *zip(model.named_buffers(), ref.buffers())]:
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
