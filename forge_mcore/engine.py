@@ -45,7 +45,10 @@ class ManagedWeight:
         passes (X, dY) instead of (dY, X) so the kernel steps W^T directly.
     step_when_unused: apply the gradient-free part of the rule at ``step()`` if no
         backward reached this weight (an expert no token was routed to; paper Remark 1),
-        unless its parameter no longer requires grad.
+        unless it ``honours_requires_grad`` and its parameter no longer requires grad.
+    honours_requires_grad: the parameter's ``requires_grad`` says whether it trains (a torch
+        model's, ``patch()``; megatron's FORGE layers keep it off by design): frozen, it
+        gets no gradient-free step, as torch's optimizers skip a parameter without a gradient.
     grad_scale: a constant factor in this weight's gradient, applied in the kernel
         (megatron's DDP averages expert gradients over the data-parallel size); a
         1-element fp32 tensor on the weight's device, or None. Telemetry reports
@@ -61,6 +64,7 @@ class ManagedWeight:
     transposed: bool = False
     step_when_unused: bool = False
     grad_scale: torch.Tensor | None = None
+    honours_requires_grad: bool = False
     accum: torch.Tensor | None = None
     micro_batches: int = 0
     stepped_iteration: int = -1
@@ -156,6 +160,7 @@ class ForgeEngine:
         step_when_unused: bool = False,
         weight_store: str | None = None,
         grad_scale: float | None = None,
+        honours_requires_grad: bool = False,
     ) -> ManagedWeight:
         """Allocate optimizer state for ``weight`` (2-D, contiguous) and return its handle.
 
@@ -179,7 +184,7 @@ class ForgeEngine:
         if grad_scale is not None and grad_scale != 1:
             scale = torch.full((1,), float(grad_scale), dtype=torch.float32, device=weight.device)
         handle = ManagedWeight(name, weight, param, state, group, len(self.managed), transposed, step_when_unused,
-                               scale, param_version=param._version)
+                               scale, honours_requires_grad, param_version=param._version)
         self.managed.append(handle)
         if not any(p is param for p in group["params"]):
             group["params"].append(param)
@@ -358,8 +363,8 @@ class ForgeEngine:
             if self.deferred and handle.accum is not None:
                 self._fused_step(handle, *self._empty_operands(handle))
                 self._commit(handle)
-            # an unused weight's gradient-free step, not a parameter's frozen after patch() (torch skips it)
-            elif handle.stepped_iteration != self.iteration and handle.step_when_unused and handle.param.requires_grad:
+            elif (handle.stepped_iteration != self.iteration and handle.step_when_unused
+                  and (handle.param.requires_grad or not handle.honours_requires_grad)):
                 self._fused_step(handle, *self._empty_operands(handle))
                 self._commit(handle)
             handle.micro_batches = 0

@@ -431,14 +431,16 @@ def _register(engine: ForgeEngine, group_of: Callable[[str], dict], mname: str, 
             # step_when_unused: an expert no token reached still decays (paper Remark 1)
             node, group = accumulate_grad_node(p), group_of(f"{prefix}{attr}")
             sites[attr] = [FusedSite(engine, engine.manage(f"{prefix}{attr}[{e}]", p.data[e], p, group,
-                                                           step_when_unused=True), index=e, grad_node=node)
+                                                           step_when_unused=True, honours_requires_grad=True),
+                                     index=e, grad_node=node)
                            for e in range(p.shape[0])]
         return sites
     weight = engine.manage(f"{prefix}weight", module.weight.data, module.weight, group_of(f"{prefix}weight"),
-                           transposed=not isinstance(module, nn.Linear))
+                           transposed=not isinstance(module, nn.Linear), honours_requires_grad=True)
     bias = None
     if "bias" in attrs:
-        bias = engine.manage(f"{prefix}bias", module.bias.data.view(-1, 1), module.bias, group_of(f"{prefix}bias"))
+        bias = engine.manage(f"{prefix}bias", module.bias.data.view(-1, 1), module.bias, group_of(f"{prefix}bias"),
+                             honours_requires_grad=True)
     return FusedSite(engine, weight, bias, grad_node=accumulate_grad_node(module.weight),
                      bias_grad_node=accumulate_grad_node(module.bias) if bias is not None else None)
 
