@@ -176,3 +176,35 @@ def mlp_grad_norm_and_clipping_tp2(rank, world_size):
 
 def test_standalone_step_returns_and_clips_by_megatrons_grad_norm_tp2(rank_results):
     assert rank_results(mlp_grad_norm_and_clipping_tp2) is True
+
+
+@on_ranks(1)
+def biases_skip_weight_decay_under_the_scheduler(rank, world_size):
+    """megatron's standard overrides give biases wd_mult=0, which OptimizerParamScheduler applies to
+    every group: the FORGE biases must not decay, as megatron's stock biases do not."""
+    from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+
+    init_parallel()
+    config = transformer_config()
+    stock, forge = _mlp(config, False, True, False, False), _mlp(config, True, True, False, False)
+    hp = dict(lr=0.01, weight_decay=0.1)
+    forge_opt = ForgeMegatronOptimizer(OptimizerConfig(optimizer="adam", clip_grad=0.0, min_lr=0.01, **hp), [forge])
+    OptimizerParamScheduler(forge_opt, init_lr=0.01, max_lr=0.01, min_lr=0.01, lr_warmup_steps=0, lr_decay_steps=4,
+                            lr_decay_style="constant", start_wd=0.1, end_wd=0.1, wd_incr_steps=4,
+                            wd_incr_style="constant")
+    ref = torch.optim.AdamW([{"params": [stock.fc1.weight, stock.fc2.weight]},
+                             {"params": [stock.fc1.bias, stock.fc2.bias], "weight_decay": 0.0}], **hp)
+    for step in range(3):
+        x, target = _inputs(step, False)
+        for model in (stock, forge):
+            (_forward(model, x) - target).pow(2).mean().backward()
+        ref.step()
+        ref.zero_grad()
+        assert forge_opt.step()[0]
+    for (name, a), b in zip(stock.named_parameters(), forge.parameters()):
+        assert_close_verbose(b, a.detach(), rtol=1e-6, atol=1e-7, what=name)
+    return True
+
+
+def test_biases_skip_weight_decay_as_megatron_schedules_it(rank_results):
+    assert rank_results(biases_skip_weight_decay_under_the_scheduler) is True

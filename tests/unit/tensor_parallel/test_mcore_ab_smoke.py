@@ -13,7 +13,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from forge_mcore.bench import mcore_ab
 from forge_mcore.bench.mcore_ab import _use_fused_adamw, adamw_kinds, load_previous, parse_args
+
+from .common import init_parallel
+from .ranks import on_ranks
 
 TIMEOUT = 240
 
@@ -112,3 +116,68 @@ def test_share_gpu_runs_the_ep2_cell_alone(argv, capsys):
         parse_args(argv)
     assert "--share-gpu runs the ep2 cell alone" in capsys.readouterr().err
     assert parse_args(["--share-gpu", "--cells", "ep2"]).share_gpu
+
+
+def _fake_ctx(monkeypatch, ms_per_step: dict[str, list[float]]):
+    """(ctx, calls) for the memory cell's measurements: train_step records (arm, step) and advances a
+    stood-in clock by the arm's next duration; the CUDA counters record when they are reset."""
+    calls, now = [], [0.0]
+
+    def train_step(arm, shape, step, device):
+        done = sum(name == arm.name for name, _ in calls if name != "reset")
+        now[0] += ms_per_step[arm.name][done] / 1e3
+        calls.append((arm.name, step))
+
+    monkeypatch.setattr(mcore_ab, "train_step", train_step)
+    monkeypatch.setattr(mcore_ab, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    ctx = SimpleNamespace(args=SimpleNamespace(warmup=2, timed_steps=3), device="cpu")
+    return ctx, calls
+
+
+def test_peak_counts_the_timed_steps_above_the_baseline_in_gib(monkeypatch):
+    ctx, calls = _fake_ctx(monkeypatch, {"stock": [1.0] * 5})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: calls.append(("reset", None)))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 5 * 2**30)
+    peak = mcore_ab._peak(SimpleNamespace(name="stock"), None, ctx, baseline=2**30)
+    assert calls == [("stock", 0), ("stock", 1), ("reset", None), ("stock", 2), ("stock", 3), ("stock", 4)]
+    assert peak == dict(peak_bytes=5 * 2**30, baseline_bytes=2**30, peak_gb=4.0)
+
+
+def test_interleaved_timing_alternates_the_arms_and_takes_the_median(monkeypatch):
+    ctx, calls = _fake_ctx(monkeypatch, {"stock": [10.0, 12.0, 50.0], "forge": [11.0, 40.0, 9.0]})
+    arms = [SimpleNamespace(name="stock"), SimpleNamespace(name="forge")]
+    timing = mcore_ab._time_interleaved(arms, None, ctx)
+    first = 2 + 3  # after the peak measurement's warm-up and timed steps
+    assert calls == [("stock", first), ("forge", first), ("forge", first + 1), ("stock", first + 1),
+                     ("stock", first + 2), ("forge", first + 2)]
+    assert timing["stock"]["step_ms_all"] == pytest.approx([10.0, 12.0, 50.0])
+    assert (timing["stock"]["step_ms"], timing["forge"]["step_ms"]) == pytest.approx((12.0, 11.0))
+
+
+def test_max_gap_is_the_largest_absolute_difference():
+    assert mcore_ab.max_gap([1.0, 2.0, 3.0], [1.5, 1.0, 3.0]) == 1.0
+    assert mcore_ab.max_gap([1.0, 2.0], [1.25, 2.0]) == 0.25  # FORGE's loss above stock's counts too
+
+
+@on_ranks(1)
+def mcore_ab_recipes_reach_both_optimizers(rank, world_size):
+    """(megatron's bf16 flag, FORGE's state dtype) of each recipe's stock and FORGE arms."""
+    init_parallel()
+    shape, seen = mcore_ab.SMOKE_SHAPE, {}
+    for name in ("fp32-master", "bf16-state"):
+        recipe = mcore_ab.RECIPE[name]
+        config = mcore_ab.transformer_config(shape, recipe, cpu=True)
+        for forge in (False, True):
+            arm = mcore_ab.build_arm("forge" if forge else "stock", config, shape, recipe, forge, lr=1e-3, steps=2)
+            members = arm.optimizer.chained_optimizers
+            seen[name, forge] = ({m.config.bf16 for m in members}, members[-1].engine.state_dtype if forge else None)
+            mcore_ab.free(arm)
+    return seen
+
+
+def test_the_fp32_master_recipe_keeps_fp32_masters_and_states(rank_results):
+    assert rank_results(mcore_ab_recipes_reach_both_optimizers) == {
+        ("fp32-master", False): ({True}, None), ("fp32-master", True): ({True}, "fp32"),
+        ("bf16-state", False): ({False}, None), ("bf16-state", True): ({False}, "bf16")}

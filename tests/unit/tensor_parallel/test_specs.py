@@ -58,3 +58,37 @@ def test_sequence_parallel_norm_marks_its_weights_for_the_tp_reduction():
     norm = SequenceParallelTorchNorm(config, 16, eps=1e-6)
     assert isinstance(norm, torch.nn.RMSNorm) and norm.weight.sequence_parallel
     assert config.sequence_parallel  # the caller's config is untouched
+
+
+def test_decoder_block_spec_scopes_dense_and_expert_linears_separately():
+    from megatron.core.transformer.transformer_config import TransformerConfig as Config
+
+    from forge_mcore.tensor_parallel import get_forge_gpt_decoder_block_spec
+
+    config = Config(num_layers=2, hidden_size=16, num_attention_heads=2, normalization="RMSNorm",
+                    activation_func=F.silu, num_moe_experts=4, moe_ffn_hidden_size=16, moe_router_topk=2,
+                    moe_layer_freq=[0, 1])  # a dense layer, then a MoE layer
+    forge = (ForgeColumnParallelLinear, ForgeRowParallelLinear)
+    stock = (ColumnParallelLinear, RowParallelLinear)
+    for dense, experts in ((False, True), (True, False)):
+        block = get_forge_gpt_decoder_block_spec(config, dense=dense, experts=experts, pp_rank=0, vp_stage=0)
+        dense_layer, moe_layer = (layer.submodules for layer in block.layer_specs)
+        mlp, moe_experts = dense_layer.mlp.submodules, moe_layer.mlp.submodules.experts.submodules
+        assert (mlp.linear_fc1, mlp.linear_fc2) == (forge if dense else stock)
+        assert (moe_layer.self_attention.submodules.linear_qkv, moe_layer.self_attention.submodules.linear_proj) \
+            == (forge if dense else stock)
+        assert (moe_experts.linear_fc1, moe_experts.linear_fc2) == (forge if experts else stock)
+        assert block.layer_norm is SequenceParallelTorchNorm
+
+
+def test_a_module_spec_nested_inside_the_experts_counts_as_expert():
+    from megatron.core.transformer.mlp import MLPSubmodules
+    from megatron.core.transformer.moe.experts import SequentialMLP
+    from megatron.core.transformer.spec_utils import ModuleSpec
+
+    experts = ModuleSpec(module=SequentialMLP, submodules=MLPSubmodules(
+        linear_fc1=ModuleSpec(module=ColumnParallelLinear), linear_fc2=RowParallelLinear))
+    for dense, fused in ((False, True), (True, False)):
+        converted = forge_spec(experts, dense=dense, experts=fused).submodules
+        assert converted.linear_fc1.module is (ForgeColumnParallelLinear if fused else ColumnParallelLinear)
+        assert converted.linear_fc2 is (ForgeRowParallelLinear if fused else RowParallelLinear)
