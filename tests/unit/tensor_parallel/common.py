@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+
 import torch
 import torch.nn.functional as F
 from megatron.core import parallel_state
 from megatron.core.transformer.module import MegatronModule
 from megatron.core.transformer.transformer_config import TransformerConfig
+
+from forge_mcore.tensor_parallel import add_forge_args
 
 from .ranks import COLLECTIVE_TIMEOUT_MINUTES
 
@@ -107,3 +111,16 @@ def param_scheduler(optimizer):
         optimizer, init_lr=0.0, max_lr=0.02, min_lr=0.002, lr_warmup_steps=2, lr_decay_steps=8,
         lr_decay_style="cosine", start_wd=0.1, end_wd=0.1, wd_incr_steps=8, wd_incr_style="constant",
     )
+
+
+def megatron_args(*argv: str, **overrides) -> argparse.Namespace:
+    """``add_forge_args``' flags parsed from ``argv``, beside the megatron arguments that
+    ``forge_config_from_args`` reads (a bf16 run at TP 2, one micro-batch per step; ``overrides``)."""
+    args = add_forge_args(argparse.ArgumentParser()).parse_args(list(argv))
+    defaults = dict(fp16=False, bf16=True, loss_scale=None, clip_grad=0.0, data_parallel_size=1,
+                    context_parallel_size=1, tensor_model_parallel_size=2, pipeline_model_parallel_size=1,
+                    expert_model_parallel_size=1, expert_tensor_parallel_size=None, world_size=2, num_experts=None,
+                    global_batch_size=4, micro_batch_size=4, delay_wgrad_compute=False,
+                    calculate_per_token_loss=False)
+    vars(args).update({**defaults, **overrides})
+    return args

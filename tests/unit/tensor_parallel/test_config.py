@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 import torch
 from megatron.core.optimizer import OptimizerConfig
 
 from forge_mcore.rules import get_rule
-from forge_mcore.tensor_parallel import ForgeMegatronConfig, add_forge_args, forge_config_from_args
+from forge_mcore.tensor_parallel import ForgeMegatronConfig, forge_config_from_args
 from forge_mcore.tensor_parallel.config import rule_hyperparameters
+
+from .common import megatron_args
 
 
 def test_rule_hyperparameters_come_from_every_optimizer_config_field():
@@ -39,27 +39,17 @@ def test_auto_state_dtype_is_fp32_under_megatrons_fp32_master_recipe():
     assert resolved("int8", True, torch.bfloat16) == "int8"
 
 
-def _args(*argv: str, **megatron) -> argparse.Namespace:
-    args = add_forge_args(argparse.ArgumentParser()).parse_args(list(argv))
-    defaults = dict(fp16=False, bf16=True, loss_scale=None, clip_grad=0.0, data_parallel_size=1,
-                    context_parallel_size=1, tensor_model_parallel_size=2, pipeline_model_parallel_size=1,
-                    expert_model_parallel_size=1, expert_tensor_parallel_size=None, world_size=2, num_experts=None,
-                    global_batch_size=4, micro_batch_size=4, delay_wgrad_compute=False,
-                    calculate_per_token_loss=False)
-    vars(args).update({**defaults, **megatron})
-    return args
-
-
 def test_every_forge_flag_reaches_the_config():
-    config = forge_config_from_args(_args("--forge-state-dtype", "int8", "--forge-optimizer", "lion"))
+    config = forge_config_from_args(megatron_args("--forge-state-dtype", "int8", "--forge-optimizer", "lion"))
     assert (config.state_dtype, config.optimizer) == ("int8", "lion")
-    scopes = {scope: forge_config_from_args(_args("--forge-scope", scope)) for scope in ("all", "dense", "experts")}
+    scopes = {scope: forge_config_from_args(megatron_args("--forge-scope", scope))
+              for scope in ("all", "dense", "experts")}
     assert {scope: (c.dense, c.experts) for scope, c in scopes.items()} == {
         "all": (True, True), "dense": (True, False), "experts": (False, True)}
 
 
 def test_only_forge_clip_exact_accepts_several_micro_batches():
     two = dict(clip_grad=1.0, global_batch_size=8)  # micro-batch 4: two per step
-    assert forge_config_from_args(_args("--forge-clip", "exact", **two)).clip == "exact"
+    assert forge_config_from_args(megatron_args("--forge-clip", "exact", **two)).clip == "exact"
     with pytest.raises(ValueError, match="2 micro-batches"):  # previous steps inside each backward
-        forge_config_from_args(_args("--forge-clip", "previous", **two))
+        forge_config_from_args(megatron_args("--forge-clip", "previous", **two))

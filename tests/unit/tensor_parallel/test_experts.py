@@ -79,13 +79,11 @@ def test_experts_match_stock_and_unused_experts_decay(rank_results):
     rank_results(experts_match_stock_and_unused_experts_decay)
 
 
-@on_ranks(2)
-def ep2_expert_gradients_are_the_mean_loss_gradient(rank, world_size):
-    """EP=2 beside data parallelism 2, a learned top-2 router, each rank its own batch: a FORGE
-    expert's gradient (materialized by --forge-clip exact, with DDP's 1/dp folded in) is the
-    gradient of the ranks' mean loss, taken by autograd through the dispatcher's collectives on an
-    identical stock GPT. (Not stock megatron's main_grad: on this CPU/gloo path it was seen to differ
-    from that gradient, and from stock at DP=1.)"""
+def _ep2_backward(rank: int):
+    """EP=2 beside data parallelism 2, a learned top-2 router, each rank its own batch, every expert
+    FORGE (--forge-clip exact materializes its gradient): the stock GPT's local experts with their
+    autograd gradients of the rank's loss, and the FORGE GPT's optimizer after its backward and
+    megatron's gradient finalization."""
     from megatron.core.distributed import finalize_model_grads
 
     from forge_mcore.tensor_parallel import ForgeMegatronConfig, get_megatron_optimizer_with_forge
@@ -104,6 +102,16 @@ def ep2_expert_gradients_are_the_mean_loss_gradient(rank, world_size):
     optimizer.zero_grad()
     forge(**batch).float().mean().backward()
     finalize_model_grads([forge])
+    return experts, reference, optimizer
+
+
+@on_ranks(2)
+def ep2_expert_gradients_are_the_mean_loss_gradient(rank, world_size):
+    """A FORGE expert's gradient (with DDP's 1/dp folded in) is the gradient of the ranks' mean
+    loss, taken by autograd through the dispatcher's collectives on an identical stock GPT
+    (``_ep2_backward``). (Not stock megatron's main_grad: on this CPU/gloo path it was seen to differ
+    from that gradient, and from stock at DP=1.)"""
+    experts, reference, optimizer = _ep2_backward(rank)
     handles = {h.name: h for h in optimizer.chained_optimizers[-1].engine.managed}
     routed = 0
     for (name, p), grad in zip(experts, reference):
@@ -121,29 +129,12 @@ def test_ep2_expert_gradients_are_the_mean_loss_gradient(rank_results):
 
 @on_ranks(2)
 def ep2_grad_norm_counts_every_expert_once(rank, world_size):
-    """EP=2 x DP=2, every expert FORGE: FORGE's norm is that of the mean-loss expert gradients of
-    both EP ranks (DDP's 1/dp squared), and FORGE reports the expert group, so the chain sums its
-    members' norms rather than reducing FORGE's part over the dense model-parallel group."""
-    from megatron.core.distributed import finalize_model_grads
-
-    from forge_mcore.tensor_parallel import ForgeMegatronConfig, get_megatron_optimizer_with_forge
-
-    from .common import build_gpt, gpt_batch
-
-    init_parallel(ep=2)
-    config = transformer_config(num_moe_experts=EXPERTS, moe_ffn_hidden_size=FFN, moe_router_topk=2)
-    stock, forge = build_gpt(config, forge=False), build_gpt(config, forge=True, dense=False)
-    chained = get_megatron_optimizer_with_forge(OptimizerConfig(optimizer="adam", lr=0.01, clip_grad=1e6), [forge],
-                                                ForgeMegatronConfig(dense=False, clip="exact"))
-    batch = gpt_batch(rank)
-    experts = [p for name, p in stock.named_parameters() if "local_experts" in name]
-    grads = torch.autograd.grad(stock(**batch).float().mean(), experts, allow_unused=True)
+    """FORGE's norm is that of the mean-loss expert gradients of both EP ranks (DDP's 1/dp squared),
+    and FORGE reports the expert group, so the chain sums its members' norms rather than reducing
+    FORGE's part over the dense model-parallel group."""
+    _, grads, chained = _ep2_backward(rank)
     expected = torch.tensor(sum(float((g / world_size).pow(2).sum()) for g in grads if g is not None))
     dist.all_reduce(expected)  # each EP rank holds its own experts
-    forge.zero_grad_buffer()
-    chained.zero_grad()
-    forge(**batch).float().mean().backward()
-    finalize_model_grads([forge])
     chained.prepare_grads()
     assert chained.chained_optimizers[-1].get_grad_norm() == pytest.approx(expected.sqrt().item(), rel=1e-5)
     members = math.sqrt(sum(opt.get_grad_norm() ** 2 for opt in chained.chained_optimizers))

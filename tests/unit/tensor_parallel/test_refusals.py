@@ -26,7 +26,18 @@ from forge_mcore.tensor_parallel import (
     use_forge_output_layer,
 )
 
-from .common import FFN, HIDDEN, SEQ, VOCAB, Container, build_gpt, gpt_batch, init_parallel, transformer_config
+from .common import (
+    FFN,
+    HIDDEN,
+    SEQ,
+    VOCAB,
+    Container,
+    build_gpt,
+    gpt_batch,
+    init_parallel,
+    megatron_args,
+    transformer_config,
+)
 from .ranks import on_ranks
 
 
@@ -144,17 +155,6 @@ def test_spec_refuses_grouped_gemm_and_transformer_engine():
         forge_spec(ModuleSpec(module=te_linear))
 
 
-def _megatron_args(**overrides) -> argparse.Namespace:
-    args = add_forge_args(argparse.ArgumentParser()).parse_args([])
-    defaults = dict(fp16=False, bf16=True, loss_scale=None, clip_grad=0.0, data_parallel_size=1,
-                    context_parallel_size=1, tensor_model_parallel_size=2, pipeline_model_parallel_size=1,
-                    expert_model_parallel_size=1, expert_tensor_parallel_size=None, world_size=2, num_experts=None,
-                    global_batch_size=4, micro_batch_size=4, delay_wgrad_compute=False,
-                    calculate_per_token_loss=False)
-    vars(args).update({**defaults, **overrides})
-    return args
-
-
 def test_args_build_the_config_and_refuse_up_front():
     parser = add_forge_args(argparse.ArgumentParser())
     args = parser.parse_args(["--forge-optimizer", "SGD", "--forge-state-dtype", "int8", "--forge-clip", "previous",
@@ -162,7 +162,7 @@ def test_args_build_the_config_and_refuse_up_front():
     assert (args.forge_optimizer, args.forge_state_dtype, args.forge_clip) == ("sgd", "int8", "previous")
     with pytest.raises(SystemExit):
         parser.parse_args(["--forge-optimizer", "nonesuch"])
-    config = forge_config_from_args(_megatron_args(forge_optimizer="lion", forge_clip="exact", clip_grad=1.0))
+    config = forge_config_from_args(megatron_args(forge_optimizer="lion", forge_clip="exact", clip_grad=1.0))
     assert (config.optimizer, config.clip, config.dense, config.experts) == ("lion", "exact", True, True)
     for overrides, match in [
         (dict(global_batch_size=8), r"2 micro-batches"),
@@ -176,9 +176,9 @@ def test_args_build_the_config_and_refuse_up_front():
         (dict(calculate_per_token_loss=True), r"--calculate-per-token-loss"),
     ]:
         with pytest.raises(ValueError, match=match):
-            forge_config_from_args(_megatron_args(**overrides))
+            forge_config_from_args(megatron_args(**overrides))
     # experts only at EP = world size: dense data parallelism stays with megatron
-    forge_config_from_args(_megatron_args(num_experts=8, expert_model_parallel_size=4, forge_scope="experts",
+    forge_config_from_args(megatron_args(num_experts=8, expert_model_parallel_size=4, forge_scope="experts",
                                           world_size=4, tensor_model_parallel_size=1, data_parallel_size=4,
                                           global_batch_size=16))
     with pytest.raises(ValueError, match="choose one of"):
