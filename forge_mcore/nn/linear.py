@@ -60,10 +60,11 @@ class FusedSite:
             return True
         try:
             return torch._C._will_engine_execute_node(node)
-        except RuntimeError as e:  # the weight is an input of torch.autograd.grad
+        except RuntimeError as e:  # the parameter is an input of torch.autograd.grad
             raise RuntimeError(
-                f"{self.weight.name}: torch.autograd.grad with respect to a FORGE-fused weight, which has no "
-                "gradient (it is stepped inside backward): exclude its layer from patch() (exclude=[...])"
+                f"{(self.bias if bias else self.weight).name}: torch.autograd.grad with respect to a FORGE-fused "
+                "parameter, which has no gradient (it is stepped inside backward): exclude its layer from "
+                "patch() (exclude=[...])"
             ) from e
 
 

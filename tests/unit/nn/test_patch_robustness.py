@@ -104,8 +104,9 @@ def test_input_only_backward_leaves_the_weights_alone():
     x.grad = None
     _loss(model, x).backward(inputs=[x])
     torch.testing.assert_close(x.grad, expected, rtol=0, atol=0)
-    with pytest.raises(RuntimeError, match="autograd.grad with respect to a FORGE-fused weight"):
-        torch.autograd.grad(_loss(model), [model[0].weight])
+    for name in ("weight", "bias"):
+        with pytest.raises(RuntimeError, match=f"^0.{name}: torch.autograd.grad with respect to a FORGE-fused"):
+            torch.autograd.grad(_loss(model), [getattr(model[0], name)])
     for name, p in model.named_parameters():
         assert torch.equal(p, before[name]), f"{name} was stepped by a backward that did not ask for it"
     opt.step()  # the iteration still has its full backward to come
