@@ -193,6 +193,37 @@ def test_one_poisoned_tile_is_skipped_and_all_others_update(backend, kind, tile)
     assert abs(tel.sumsq.item() - float(g_ref.double().pow(2).sum())) <= 1e-5 * float(g_ref.double().pow(2).sum())
 
 
+@pytest.mark.parametrize("tile", TILES[:2], ids=["32x64", "32x128-split"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_poisoned_tile_is_counted_and_skipped(backend, tile):
+    """Rows {5, 129} x columns {10, 199} poison four tiles (the last, partial ones included): the count is
+    four, not one per step, and exactly those tiles keep their weight and fp32 master bit for bit."""
+    w, state, g, gen = _setup("adamw", "fp32", "fp32_master", {"lr": 0.01, "weight_decay": 0.1})
+    dy, x = grid_tensor(K, M, generator=gen), grid_tensor(K, N, generator=gen)
+    dy[:1], x[:1] = 0, 0
+    for m in (5, 129):
+        dy[0, m] = 2.0**100
+    for n in (10, 199):
+        x[0, n] = 2.0**100
+    w_before, master_before = w.clone(), state.master.clone()
+    tel = fm.StepTelemetry.zeros("cpu")
+    fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(g), telemetry=tel, backend=backend, config=tile)
+    assert tel.nonfinite_tiles.item() == 4, "each skipped tile counts once"
+    bm, bn = tile.guard_tile
+    skipped = torch.zeros(M, N, dtype=torch.bool)
+    for m in (5, 129):
+        for n in (10, 199):
+            skipped[m // bm * bm:(m // bm + 1) * bm, n // bn * bn:(n // bn + 1) * bn] = True
+    for name, old, new in (("weight", w_before, w), ("master", master_before, state.master)):
+        assert torch.equal(new[skipped], old[skipped]), f"a skipped tile's {name} changed"
+    # (the bf16 weight may round back to where it was; its fp32 master always moves)
+    assert (state.master[~skipped] != master_before[~skipped]).all(), "a healthy tile was not updated"
+    g_ref = ops.reference_gradient(dy, x)
+    g_ref[skipped] = 0
+    expected = float(g_ref.double().pow(2).sum())
+    assert abs(tel.sumsq.item() - expected) <= 1e-5 * expected
+
+
 def _pairs(flat):
     return [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
 
