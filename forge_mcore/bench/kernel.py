@@ -162,10 +162,9 @@ def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 3
 
     M, N = map(int, shape.split("x"))
     _, _, hp, base_kind = ARMS[arm]
-    dev = device
-    forge = ForgeArm.build(shape, bt, arm, dev)
+    forge = ForgeArm.build(shape, bt, arm, device)
     dy, x, w0, weights, states, sets = forge.dy, forge.x, forge.w0, forge.weights, forge.states, len(forge.weights)
-    tel = fm.StepTelemetry.zeros(dev)
+    tel = fm.StepTelemetry.zeros(device)
     fm.fused_wgrad_step(dy, x, weights[0], states[0], forge.hypers[0], telemetry=tel)  # tunes outside the graph
     config = ops.tuned_config(dy, weights[0], states[0])
     if sweep is not None:
@@ -178,9 +177,9 @@ def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 3
         for cfg_text, ms in common.time_graphs(configs, reps=reps).items():
             sweep.append(dict(shape=shape, bt=bt, arm=arm, config=cfg_text, forge_ms=ms))
     # the main loop of the FORGE arm's own kernel and config, its epilogue compiled out
-    sink = torch.zeros(1, device=dev)
+    sink = torch.zeros(1, device=device)
     ops.wgrad_mainloop(dy, x, weights[0], sink=sink, config=config, state=states[0])
-    grad = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+    grad = torch.empty(M, N, device=device, dtype=torch.bfloat16)
     baseline_calls, base_label = _baseline_calls(base_kind, w0, dy, x, hp, sets)
     arms = {
         "forge": forge.steps(tel),
@@ -189,7 +188,7 @@ def run_cell(shape: str, bt: int, arm: str, ceilings: Ceilings, *, reps: int = 3
         "baseline": baseline_calls,
     }
     if arm == "adamw-int8":  # its target is a ratio to the bf16 step: timed beside it, not in another cell
-        bf16 = ForgeArm.build(shape, bt, "adamw-bf16", dev)
+        bf16 = ForgeArm.build(shape, bt, "adamw-bf16", device)
         bf16.steps(tel)[0]()  # (tuned outside the graph)
         arms["bf16"] = bf16.steps(tel)
     # the arms interleaved rep by rep (bench.common.time_graphs): a cell's ratios see one drift
@@ -284,7 +283,10 @@ def ceilings_beside(csv_path: str) -> dict:
     """The ``ceilings.json`` a benchmark wrote beside its CSV (ceilings and environment: device,
     architecture), {} where there is none."""
     path = os.path.join(os.path.dirname(csv_path), "ceilings.json")
-    return json.load(open(path)) if os.path.exists(path) else {}
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
 
 
 def write_winners(csv_paths: list[str]) -> int:

@@ -163,9 +163,10 @@ class _FusedLinearMixin:
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         site = self._forge_site
-        # (a weight frozen after patch() beside a fused bias that still trains: the bias is the engine's)
-        trains = self.weight.requires_grad or (site is not None and site.bias is not None and self.bias.requires_grad)
-        if site is None or not torch.is_grad_enabled() or not trains:
+        if site is None or not torch.is_grad_enabled():
+            return super().forward(input)
+        # (a weight frozen after patch() beside a fused bias that still trains: the bias is the engine's to step)
+        if not self.weight.requires_grad and not (site.bias is not None and self.bias.requires_grad):
             return super().forward(input)
         return forge_linear(input, self.weight, self.bias, site)
 
