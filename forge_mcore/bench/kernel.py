@@ -428,14 +428,28 @@ def _serial_model(csv_paths: list[str], calls: list[list[dict]]) -> str:
     return "\n".join(lines)
 
 
+def _provenance(csv_path: str, out_dir: str) -> str:
+    """Where a report's numbers come from: the device and ceilings of its call (its
+    ``ceilings.json``), its CSV, and the command that writes the report again."""
+    measured_on = ceilings_beside(csv_path)
+    where = measured_on.get("device", "a device its CSV does not name (no ceilings.json beside it)")
+    if "copy_gbps" in measured_on:
+        where += (f": copy {measured_on['copy_gbps']:,.0f} GB/s, cuBLAS bf16 {measured_on['bf16_tflops']:.0f} "
+                  f"TFLOP/s, torch {measured_on.get('torch', '?')}, Triton {measured_on.get('triton', '?')}")
+    return (f"Measured on {where} (`{csv_path}`). Regenerate: "
+            f"`python -m forge_mcore.bench.kernel --report {csv_path} --out {out_dir}`.")
+
+
 def write_report(csv_path: str, out_dir: str) -> str:
-    """Markdown table + PNG (time vs BT per arm and shape, floor drawn) from a results CSV.
-    Where a sweep beside it timed a faster config still in ``CONFIGS`` (what ``--winners``
-    then commits), FORGE is that config's time, and speedup and % of floor follow it; the
-    main-loop efficiency stays the grid's."""
+    """Markdown table, headed by where its numbers come from (``_provenance``), + PNG (time vs
+    BT per arm and shape, floor drawn) from a results CSV. Where a sweep beside it timed a
+    faster config still in ``CONFIGS`` (what ``--winners`` then commits), FORGE is that config's
+    time, and speedup and % of floor follow it; the main-loop efficiency stays the grid's."""
     rows = _report_rows(csv_path)
     os.makedirs(out_dir, exist_ok=True)
     lines = [
+        _provenance(csv_path, out_dir),
+        "",
         "| shape | BT | arm | FORGE ms | kernel | baseline ms | speedup | % of floor | main-loop eff. | floor ms |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]

@@ -245,6 +245,16 @@ def test_report_and_winners_take_the_swept_best_of_current_configs(tmp_path):
     assert best_per_cell(str(tmp_path / "kernel.csv")) == {("4096x4096", "4096", "adamw-bf16"): (0.25, coop)}
     table = write_report(str(tmp_path / "kernel.csv"), str(tmp_path / "report"))
     assert "| 4096x4096 | 4096 | adamw-bf16 | 0.2500 | gluon_coop | 0.2700 | 1.08x | 72.0% | 90.0% |" in table
+    assert table.startswith("Measured on a device its CSV does not name")
+    # with the call's ceilings beside the CSV, the report names the card, its ceilings and the command
+    (tmp_path / "ceilings.json").write_text('{"copy_gbps": 3026.6, "bf16_tflops": 793.7, "torch": "2.11.0", '
+                                            '"triton": "3.6.0", "device": "NVIDIA H100 80GB HBM3"}')
+    table = write_report(str(tmp_path / "kernel.csv"), str(tmp_path / "report"))
+    assert table.splitlines()[0] == (
+        f"Measured on NVIDIA H100 80GB HBM3: copy 3,027 GB/s, cuBLAS bf16 794 TFLOP/s, torch 2.11.0, Triton 3.6.0 "
+        f"(`{tmp_path / 'kernel.csv'}`). Regenerate: `python -m forge_mcore.bench.kernel --report "
+        f"{tmp_path / 'kernel.csv'} --out {tmp_path / 'report'}`.")
+    assert (tmp_path / "report" / "kernel_table.md").read_text() == table + "\n"
 
 
 def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(tmp_path):
