@@ -14,6 +14,7 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 start=$(date +%s)
 # every (rule, codec, config) compiled first, in parallel processes on a small cell, so the timed sweeps find
 # Triton's cache warm (the specializations do not depend on the shape: every dimension is a multiple of 64)
+# (kept as it ran; a new call should use scripts/device/warm_sweep.sh, which does this per arm)
 warm() {  # arm kernels
   timeout 150 python3 -m forge_mcore.bench.kernel --out "/tmp/warm_$1_$2" --shapes 1024x4096 --bts 1024 --arms "$1" \
     --sweep --sweep-kernels "$2" --reps 1 > "/tmp/warm_$1_$2.log" 2>&1 || echo "warm $1 $2 failed: $(tail -n 2 /tmp/warm_$1_$2.log)"
