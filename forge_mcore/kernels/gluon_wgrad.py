@@ -154,14 +154,15 @@ def _copy_layout(bits, half):
 
 
 @gluon.jit
-def _fill_lsu(ptr, stride, buf, base, om, on, M, N):
+def _fill_lsu(ptr, stride, buf, base, om, on, M, N, HALVES: gl.constexpr = 2):
     """Column halves ``base`` and ``base + 1`` of ``buf`` from the rows at ``om`` (``stride``
-    elements apart) of the tensor at ``ptr``, by cp.async, 8 rows per copy, zeros past its edge."""
+    elements apart) of the tensor at ``ptr``, by cp.async, 8 rows per copy, zeros past its edge
+    (HALVES 1: the half at ``on`` into buffer ``base``)."""
     ROWS: gl.constexpr = buf.shape[1]
     HALF: gl.constexpr = buf.shape[2]
     layout: gl.constexpr = _copy_layout(buf.dtype.primitive_bitwidth, HALF)
     r = gl.arange(0, 8, layout=gl.SliceLayout(1, layout))
-    for h in gl.static_range(2):
+    for h in gl.static_range(HALVES):
         cols = on + h * HALF + gl.arange(0, HALF, layout=gl.SliceLayout(0, layout))
         for b in gl.static_range(ROWS // 8):
             rows = om + b * 8 + r
@@ -172,18 +173,18 @@ def _fill_lsu(ptr, stride, buf, base, om, on, M, N):
 
 @gluon.jit
 def _fetch_tile_lsu(tile_ptrs, strides, tile_bufs, base, om, on, M, N, bar, HAS_S0: gl.constexpr,
-                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
+                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALVES: gl.constexpr = 2):
     """``_fetch_tile`` through the load/store unit (``TileConfig.tile_fill`` "lsu"): the tile producer
-    warp's cp.async copies (``_fill_lsu``), so the SM's TMA engine carries only the slab ring. Each
-    of the warp's threads arrives on ``bar`` once its own copies have landed (the barrier counts 32
-    arrivals). strides: the weight's rows' and the states'."""
-    _fill_lsu(tile_ptrs[0], strides[0], tile_bufs[0], base, om, on, M, N)
+    warp's cp.async copies (``_fill_lsu``), so the SM's TMA engine carries only the slab ring and the
+    stores. Each of the warp's threads arrives on ``bar`` once its own copies have landed (the barrier
+    counts 32 arrivals). strides: the weight's rows' and the states'; HALVES as ``_fetch_tile``'s."""
+    _fill_lsu(tile_ptrs[0], strides[0], tile_bufs[0], base, om, on, M, N, HALVES)
     if HAS_S0:
-        _fill_lsu(tile_ptrs[1], strides[1], tile_bufs[1], base, om, on, M, N)
+        _fill_lsu(tile_ptrs[1], strides[1], tile_bufs[1], base, om, on, M, N, HALVES)
     if HAS_S1:
-        _fill_lsu(tile_ptrs[2], strides[1], tile_bufs[2], base, om, on, M, N)
+        _fill_lsu(tile_ptrs[2], strides[1], tile_bufs[2], base, om, on, M, N, HALVES)
     if HAS_S2:
-        _fill_lsu(tile_ptrs[3], strides[1], tile_bufs[3], base, om, on, M, N)
+        _fill_lsu(tile_ptrs[3], strides[1], tile_bufs[3], base, om, on, M, N, HALVES)
     async_copy.mbarrier_arrive(bar, increment_count=False)
 
 
@@ -523,8 +524,8 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
         if TILE_RING:
-            _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2,
-                             TILE_RING)
+            _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
+                             FILL_BYTES // 2, TILE_RING, TILE_LSU)
         elif SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
@@ -613,8 +614,9 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 
 @gluon.jit
-def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr):
+def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr,
+                     TILE_LSU: gl.constexpr):
     """``_ws_fetch_units`` through a tile ring of RING buffers (``TileConfig.tile_ring``, ping-pong):
     the program's column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order,
     half q into buffer q % RING once half q - RING is written and stored. Consumer c needs its unit's
@@ -622,7 +624,8 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
     consumer's (or, for a first half, its own previous unit's second), written a turn earlier; two:
     half q - 2 is the other consumer's previous unit's, written during this unit's main loop.
     Barriers: one ``epi_empty`` per buffer (phase (q // RING) & 1 for half q: this producer waits
-    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``)."""
+    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``).
+    TILE_LSU: each half comes by this warp's cp.async (``_fetch_tile_lsu``), the stores still by TMA."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -633,9 +636,13 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
             _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
         t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
         ready = epi_ready.index((q // 2) % 2 * RING + q % RING)  # its consumer's barrier of the buffer
-        mbarrier.expect(ready, HALF_BYTES)
-        _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, ready, HAS_S0, HAS_S1, HAS_S2,
-                    HALVES=1)
+        if TILE_LSU:
+            _fetch_tile_lsu(tile_src[0], tile_src[1], tile_bufs, q % RING, om, on + (q % 2) * HALF, M, N, ready,
+                            HAS_S0, HAS_S1, HAS_S2, HALVES=1)
+        else:
+            mbarrier.expect(ready, HALF_BYTES)
+            _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, ready, HAS_S0, HAS_S1, HAS_S2,
+                        HALVES=1)
     for i in gl.static_range(RING):  # the last RING halves
         if halves - RING + i >= 0:
             _ws_store_half(descs, tile_bufs, epi_empty, halves - RING + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
