@@ -55,26 +55,21 @@ class TileConfig:
     kernel: str = "triton"
     # How a Gluon kernel's weight and state tiles reach shared memory: "tma" (the SM's TMA engine,
     # which also carries the dY/X slab ring) or "lsu" (the tile producer warp's cp.async through
-    # the load/store unit, leaving the TMA engine to the slabs and the stores; a buffer per consumer
-    # or a tile ring; where a row of the weight or a state does not start 16-element aligned, TMA
-    # after all).
+    # the load/store unit, leaving the TMA engine to the slabs; a buffer per consumer only; where a
+    # row of the weight or a state does not start 16-element aligned, TMA after all).
     tile_fill: str = "tma"
     # A Gluon kernel's int8 codec divides by and into its code range (once per row, state and
     # 64-column block) by div_rn's fast path without its range check and slow-path call
     # (``tl_bits.div_exact_by_constant``, ``div_exact_constant_by``): the same bits, ~6% fewer
     # instructions in the int8 rule. No effect on other states.
     fast_division: bool = False
-    # Ping-pong ("gluon_ws") only, the number of column-half tile buffers (2 or 3; 0:
+    # Ping-pong ("gluon_ws", TMA fills) only, the number of column-half tile buffers (2 or 3; 0:
     # none) in a ring the consumers share instead of a whole unit's buffer each: half q of the
     # program's units goes in buffer q % tile_ring once half q - tile_ring is written and stored.
     # Three keep a fill's slack (one ping-pong turn) and the half unit they save deepens the slab
     # ring (six-deep beside AdamW's bf16 moments, seven with 4 B per element); two save another
     # half (seven-deep, eight) but a unit's fills wait for the other consumer's previous rule.
     tile_ring: int = 0
-    # How a tile ring's written halves go back to memory: "tma" (the TMA engine, beside the slab ring)
-    # or "lsu" (the tile producer warp reads each half out of shared memory and stores it with
-    # st.global, so the TMA engine carries the slabs alone; with tile_fill "lsu" and a tile ring).
-    tile_store: str = "tma"
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -86,14 +81,11 @@ class TileConfig:
         if self.tile_fill not in ("tma", "lsu") or (self.tile_fill == "lsu" and (
                 self.kernel not in GLUON_KERNELS or self.epilogue_stages != 2)):
             raise ValueError(f"tile_fill must be 'tma', or 'lsu' for a Gluon kernel with a tile buffer per "
-                             f"consumer or a tile ring (epilogue_stages 2): {self}")
+                             f"consumer (epilogue_stages 2): {self}")
         if type(self.tile_ring) is not int or self.tile_ring not in (0, 2, 3) or self.tile_ring and (
-                self.kernel != "gluon_ws"):
-            raise ValueError(f"tile_ring is 0 or the ping-pong kernel's (gluon_ws) ring of 2 or 3 column-half tile "
-                             f"buffers: {self}")
-        if self.tile_store not in ("tma", "lsu") or (self.tile_store == "lsu" and (
-                self.tile_fill != "lsu" or not self.tile_ring)):
-            raise ValueError(f"tile_store must be 'tma', or 'lsu' with tile_fill 'lsu' and a tile ring: {self}")
+                self.kernel != "gluon_ws" or self.tile_fill != "tma"):
+            raise ValueError(f"tile_ring is 0 or the ping-pong kernel's (gluon_ws, TMA tile fills) ring of 2 or 3 "
+                             f"column-half tile buffers: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
@@ -291,13 +283,7 @@ CONFIGS: tuple[TileConfig, ...] = (
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
 # 1024 x 4096 and 4096², every arm); BLOCK_K 128 ping-pong rings of three or four stages (session 37 call 1, on an
 # H100: 0.83-1.01x the winners at BT 512/1024 on 1024 x 4096 and 4096², bits equal).
-# The tile rings with cp.async fills (session 41), and with the tile producer's own stores as well: the
-# ring's deeper slab ring and lsu's TMA engine left to the slabs, which each bought 1.02-1.12x at
-# 1024 x 4096 BT 512 on their own (sessions 23, 26).
-CANDIDATES: tuple[TileConfig, ...] = tuple(
-    TileConfig(64, 128, 64, 8, 8, stages, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=ring,
-               tile_fill="lsu", tile_store=store)
-    for store in ("tma", "lsu") for ring, stages in ((3, 6), (3, 7), (2, 7), (2, 8)))
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

@@ -154,15 +154,14 @@ def _copy_layout(bits, half):
 
 
 @gluon.jit
-def _fill_lsu(ptr, stride, buf, base, om, on, M, N, HALVES: gl.constexpr = 2):
+def _fill_lsu(ptr, stride, buf, base, om, on, M, N):
     """Column halves ``base`` and ``base + 1`` of ``buf`` from the rows at ``om`` (``stride``
-    elements apart) of the tensor at ``ptr``, by cp.async, 8 rows per copy, zeros past its edge
-    (HALVES 1: the half at ``on`` into buffer ``base``)."""
+    elements apart) of the tensor at ``ptr``, by cp.async, 8 rows per copy, zeros past its edge."""
     ROWS: gl.constexpr = buf.shape[1]
     HALF: gl.constexpr = buf.shape[2]
     layout: gl.constexpr = _copy_layout(buf.dtype.primitive_bitwidth, HALF)
     r = gl.arange(0, 8, layout=gl.SliceLayout(1, layout))
-    for h in gl.static_range(HALVES):
+    for h in gl.static_range(2):
         cols = on + h * HALF + gl.arange(0, HALF, layout=gl.SliceLayout(0, layout))
         for b in gl.static_range(ROWS // 8):
             rows = om + b * 8 + r
@@ -173,18 +172,18 @@ def _fill_lsu(ptr, stride, buf, base, om, on, M, N, HALVES: gl.constexpr = 2):
 
 @gluon.jit
 def _fetch_tile_lsu(tile_ptrs, strides, tile_bufs, base, om, on, M, N, bar, HAS_S0: gl.constexpr,
-                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALVES: gl.constexpr = 2):
+                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
     """``_fetch_tile`` through the load/store unit (``TileConfig.tile_fill`` "lsu"): the tile producer
-    warp's cp.async copies (``_fill_lsu``), so the SM's TMA engine carries only the slab ring and the
-    stores. Each of the warp's threads arrives on ``bar`` once its own copies have landed (the barrier
-    counts 32 arrivals). strides: the weight's rows' and the states'; HALVES as ``_fetch_tile``'s."""
-    _fill_lsu(tile_ptrs[0], strides[0], tile_bufs[0], base, om, on, M, N, HALVES)
+    warp's cp.async copies (``_fill_lsu``), so the SM's TMA engine carries only the slab ring. Each
+    of the warp's threads arrives on ``bar`` once its own copies have landed (the barrier counts 32
+    arrivals). strides: the weight's rows' and the states'."""
+    _fill_lsu(tile_ptrs[0], strides[0], tile_bufs[0], base, om, on, M, N)
     if HAS_S0:
-        _fill_lsu(tile_ptrs[1], strides[1], tile_bufs[1], base, om, on, M, N, HALVES)
+        _fill_lsu(tile_ptrs[1], strides[1], tile_bufs[1], base, om, on, M, N)
     if HAS_S1:
-        _fill_lsu(tile_ptrs[2], strides[1], tile_bufs[2], base, om, on, M, N, HALVES)
+        _fill_lsu(tile_ptrs[2], strides[1], tile_bufs[2], base, om, on, M, N)
     if HAS_S2:
-        _fill_lsu(tile_ptrs[3], strides[1], tile_bufs[3], base, om, on, M, N, HALVES)
+        _fill_lsu(tile_ptrs[3], strides[1], tile_bufs[3], base, om, on, M, N)
     async_copy.mbarrier_arrive(bar, increment_count=False)
 
 
@@ -197,36 +196,6 @@ def _store_tile(tile_descs, tile_bufs, base, om, on, HAS_S0: gl.constexpr, HAS_S
         if j == 0 or (j == 1 and HAS_S0) or (j == 2 and HAS_S1) or (j == 3 and HAS_S2):
             for h in gl.static_range(HALVES):
                 _tma_store(tile_descs[j], [om, on + h * HALF], tile_bufs[j].index(base + h))
-
-
-@gluon.jit
-def _drain_lsu(ptr, stride, buf, slot, om, on, M, N):
-    """Buffer ``slot`` of ``buf`` (a column half) out to the rows at ``om`` (``stride`` elements apart)
-    of the tensor at ``ptr``: read from shared memory 8 rows at a time and stored with st.global,
-    clipped at its edge (``TileConfig.tile_store`` "lsu")."""
-    ROWS: gl.constexpr = buf.shape[1]
-    HALF: gl.constexpr = buf.shape[2]
-    layout: gl.constexpr = _copy_layout(buf.dtype.primitive_bitwidth, HALF)
-    r = gl.arange(0, 8, layout=gl.SliceLayout(1, layout))
-    cols = on + gl.arange(0, HALF, layout=gl.SliceLayout(0, layout))
-    for b in gl.static_range(ROWS // 8):
-        rows = om + b * 8 + r
-        values = buf.index(slot).slice(b * 8, 8).load(layout)
-        gl.store(ptr + (rows.to(gl.int64)[:, None] * stride + cols[None, :]), values,
-                 mask=(rows < M)[:, None] & (cols < N)[None, :])
-
-
-@gluon.jit
-def _store_tile_lsu(tile_ptrs, strides, tile_bufs, slot, om, on, M, N, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
-                    HAS_S2: gl.constexpr):
-    """``_store_tile`` of one column half through the load/store unit (``_drain_lsu``)."""
-    _drain_lsu(tile_ptrs[0], strides[0], tile_bufs[0], slot, om, on, M, N)
-    if HAS_S0:
-        _drain_lsu(tile_ptrs[1], strides[1], tile_bufs[1], slot, om, on, M, N)
-    if HAS_S1:
-        _drain_lsu(tile_ptrs[2], strides[1], tile_bufs[2], slot, om, on, M, N)
-    if HAS_S2:
-        _drain_lsu(tile_ptrs[3], strides[1], tile_bufs[3], slot, om, on, M, N)
 
 
 @gluon.jit
@@ -546,7 +515,7 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, STORE_LSU: gl.constexpr, PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
@@ -554,8 +523,8 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
         if TILE_RING:
-            _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
-                             FILL_BYTES // 2, TILE_RING, TILE_LSU, STORE_LSU)
+            _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2,
+                             TILE_RING)
         elif SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
@@ -644,9 +613,8 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 
 @gluon.jit
-def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr,
-                     TILE_LSU: gl.constexpr, STORE_LSU: gl.constexpr):
+def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr):
     """``_ws_fetch_units`` through a tile ring of RING buffers (``TileConfig.tile_ring``, ping-pong):
     the program's column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order,
     half q into buffer q % RING once half q - RING is written and stored. Consumer c needs its unit's
@@ -654,9 +622,7 @@ def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constex
     consumer's (or, for a first half, its own previous unit's second), written a turn earlier; two:
     half q - 2 is the other consumer's previous unit's, written during this unit's main loop.
     Barriers: one ``epi_empty`` per buffer (phase (q // RING) & 1 for half q: this producer waits
-    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``).
-    TILE_LSU: each half comes by this warp's cp.async (``_fetch_tile_lsu``); STORE_LSU: and goes back by its
-    st.global (``_store_tile_lsu``), so the TMA engine carries the slab ring alone."""
+    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``)."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -664,39 +630,29 @@ def _ws_fetch_halves(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constex
     halves = 2 * _ws_tiles(M, N, ROWS, 2 * HALF)
     for q in range(halves):
         if q >= RING:
-            _ws_store_half(descs, tile_src, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
-                           RING, STORE_LSU)
+            _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
         t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
         ready = epi_ready.index((q // 2) % 2 * RING + q % RING)  # its consumer's barrier of the buffer
-        if TILE_LSU:
-            _fetch_tile_lsu(tile_src[0], tile_src[1], tile_bufs, q % RING, om, on + (q % 2) * HALF, M, N, ready,
-                            HAS_S0, HAS_S1, HAS_S2, HALVES=1)
-        else:
-            mbarrier.expect(ready, HALF_BYTES)
-            _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, ready, HAS_S0, HAS_S1, HAS_S2,
-                        HALVES=1)
+        mbarrier.expect(ready, HALF_BYTES)
+        _fetch_tile(tile_descs, tile_bufs, q % RING, om, on + (q % 2) * HALF, ready, HAS_S0, HAS_S1, HAS_S2,
+                    HALVES=1)
     for i in gl.static_range(RING):  # the last RING halves
         if halves - RING + i >= 0:
-            _ws_store_half(descs, tile_src, tile_bufs, epi_empty, halves - RING + i, M, N, GROUP_M, HAS_S0, HAS_S1,
-                           HAS_S2, RING, STORE_LSU)
+            _ws_store_half(descs, tile_bufs, epi_empty, halves - RING + i, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
+                           RING)
 
 
 @gluon.jit
-def _ws_store_half(descs, tile_src, tile_bufs, epi_empty, q, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, RING: gl.constexpr, STORE_LSU: gl.constexpr):
+def _ws_store_half(descs, tile_bufs, epi_empty, q, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                   HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, RING: gl.constexpr):
     """The tile ring's half ``q`` stored once its consumer has written it, and read by the TMA
-    before its buffer takes half q + RING (``_ws_store_fill``'s rule for a half). STORE_LSU: read by
-    this warp's own loads (``_store_tile_lsu``), which have returned before its next copy is issued."""
+    before its buffer takes half q + RING (``_ws_store_fill``'s rule for a half)."""
     ROWS: gl.constexpr = descs[0].block_type.shape[1]
     HALF: gl.constexpr = descs[1].block_type.shape[1]
     t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
     mbarrier.wait(epi_empty.index(q % RING), (q // RING) & 1)
-    if STORE_LSU:
-        _store_tile_lsu(tile_src[0], tile_src[1], tile_bufs, q % RING, om, on + (q % 2) * HALF, M, N, HAS_S0, HAS_S1,
-                        HAS_S2)
-    else:
-        _store_tile(descs[2], tile_bufs, q % RING, om, on + (q % 2) * HALF, HAS_S0, HAS_S1, HAS_S2, HALVES=1)
-        tma.store_wait(pendings=0)
+    _store_tile(descs[2], tile_bufs, q % RING, om, on + (q % 2) * HALF, HAS_S0, HAS_S1, HAS_S2, HALVES=1)
+    tma.store_wait(pendings=0)
 
 
 @gluon.jit
@@ -920,8 +876,7 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, STORE_LSU: gl.constexpr, PDL: gl.constexpr,
-    num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
@@ -945,7 +900,6 @@ def gluon_ws_fused_step_kernel(
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
     # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
-    # STORE_LSU: with TILE_LSU and a ring, the written halves go back by the tile producer's st.global.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -988,7 +942,7 @@ def gluon_ws_fused_step_kernel(
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, STORE_LSU, PDL)),
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
@@ -1066,7 +1020,6 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
     tile_lsu = (cfg.tile_fill == "lsu" and N % 16 == 0 and all(t.stride(0) % 16 == 0 for t in (weight, *sources))
                 and all(t.shape[1] == N for t in sources))
     plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu)
-    store_lsu = tile_lsu and cfg.tile_store == "lsu"  # (a tile ring's: where its fills are cp.async too)
     plan = cache.get(plan_key) if cache is not None else None
     if plan is None:
         slots = state.slots
@@ -1086,7 +1039,6 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
-            STORE_LSU=store_lsu,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )

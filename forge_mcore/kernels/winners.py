@@ -59,7 +59,7 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
             values[f.name] = _tile_ring(cell)
         elif f.name == "kernel":
             values[f.name] = cell or "triton"
-        elif f.name in ("tile_fill", "tile_store"):
+        elif f.name == "tile_fill":
             values[f.name] = cell or "tma"
         else:
             values[f.name] = int(cell)

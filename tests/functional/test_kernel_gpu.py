@@ -69,7 +69,7 @@ def _config_id(c: TileConfig) -> str:
     return (f"{c.block_m}x{c.block_n}k{c.block_k}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}"
             f"e{c.epilogue_stages}" + ("" if c.kernel == "triton" else f"-{c.kernel}")
             + ("" if c.tile_fill == "tma" else f"-{c.tile_fill}") + ("-fastdiv" if c.fast_division else "")
-            + (f"-ring{c.tile_ring}" if c.tile_ring else "") + ("" if c.tile_store == "tma" else "-lsustore"))
+            + (f"-ring{c.tile_ring}" if c.tile_ring else ""))
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]

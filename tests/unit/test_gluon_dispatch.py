@@ -189,17 +189,7 @@ def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
     assert not gluon_wgrad.applies(two8, _state(), BF16, None, True, True)
     assert gluon_wgrad.applies(two8, _state(codec="int8"), BF16, None, True, True)
     assert not ring7.triton_geometry.tile_ring
-    lsu_ring = WS.replaced("tile_ring=3,num_stages=7,tile_fill=lsu")  # session 41: cp.async fills into the ring
-    assert gluon_wgrad.applies(lsu_ring, _state(rule="sgd", group={"momentum": 0.9}), BF16, None, True, True)
-    assert winners._config_from_row(winners.config_to_row(lsu_ring)) == lsu_ring
-    lsu_store = lsu_ring.replaced("tile_store=lsu")  # and the tile producer's own stores
-    assert winners._config_from_row(winners.config_to_row(lsu_store)) == lsu_store
-    assert winners._config_from_row({k: v for k, v in winners.config_to_row(lsu_ring).items()
-                                     if k != "tile_store"}) == lsu_ring  # a file written before the field
-    for bad in ("tile_store=lsu", "tile_store=lsu,tile_ring=0,tile_fill=lsu", "tile_store=dma,tile_fill=lsu"):
-        with pytest.raises(ValueError, match="tile_store"):
-            WS.replaced("tile_ring=3,num_stages=7," + bad)
-    for bad in ("tile_ring=3,kernel=gluon_tall,block_m=128", "tile_ring=1",
+    for bad in ("tile_ring=3,tile_fill=lsu", "tile_ring=3,kernel=gluon_tall,block_m=128", "tile_ring=1",
                 "tile_ring=4", "tile_ring=True"):
         with pytest.raises(ValueError, match="tile_ring"):
             WS.replaced(bad)
