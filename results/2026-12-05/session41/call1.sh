@@ -12,9 +12,9 @@ OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 start=$(date +%s)
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt"; cat "$OUT/gpu.txt"
-timeout 240 python3 -m pytest -q -n 8 -m "gpu and not multigpu" tests/functional/test_kernel_gpu.py -p no:cacheprovider \
-  -k "lsu and ring" -rf --tb=short > "$OUT/tests.log" 2>&1
-echo "tests rc $? ($(( $(date +%s) - start )) s)"; tail -n 1 "$OUT/tests.log"; grep FAILED "$OUT/tests.log" | head
+# (as run, this was the same pytest selection inline, with --tb=short; scripts/device/gluon_tests.sh is the shared form)
+SELECT="lsu and ring" TIMEOUT=240 OUT=$OUT bash scripts/device/gluon_tests.sh
+echo "($(( $(date +%s) - start )) s)"
 mkdir -p "$OUT/lsu" "$OUT/depth"
 JOBS=$'1024x4096:512,1024x4096:1024:sgdm-bf16,lion-bf16,adamw-bf16,adamw-int8\n4096x4096:512,4096x4096:1024:adamw-bf16,lion-bf16' \
   REFERENCE=winner VARY="tile_fill=lsu;tile_fill=lsu,tile_store=lsu" ROUNDS=5 WARM_TIMEOUT=200 JOB_TIMEOUT=150 OUT=$OUT/lsu \
