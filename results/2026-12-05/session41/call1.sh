@@ -6,6 +6,8 @@
 # 2. each BT <= 1024 ring winner against itself with lsu fills, and lsu fills and stores (config_ab.py
 #    REFERENCE=winner, bits first), and on 1024 x 4096 the other ring/depth with both;
 # 3. the phase timeline of 1024 x 4096 BT 512 SGD-m, winner and candidates (does the main loop stretch less?).
+# Ran at afd17fa; on main apply the change first (`git apply results/2026-12-05/session41/lsu_tiles.patch`: the
+# tile_store field and the candidates it names are not on main).
 #   bash results/2026-12-05/session41/call1.sh     (device, repository root; writes $OUT)
 set -u
 OUT=${OUT:-/tmp/out}
