@@ -2,6 +2,7 @@
 # Session 42, device call 1: (a) what a call of the committed kernel costs in a stream when it has almost
 # nothing to do (session 41's call2.sh, widened), (b) the TMA-descriptor prefetch before the PDL wait
 # (gluon_wgrad.DESCRIPTOR_PREFETCH; FORGE_DESCRIPTOR_PREFETCH=0 turns it off), A/B in alternating runs.
+#   git apply results/2026-12-05/session42/descriptor_prefetch.patch   (the prefetch is not on main)
 #   bash results/2026-12-05/session42/call1.sh     (device, repository root; writes $OUT)
 # (a) scripts/device/graph_length.py: graphs of 1-24 calls, fitted as per-graph overhead + per-call steady
 # state, beside cuBLAS's wgrad and a one-element torch kernel. 128 x 128 at BT 64 is one 64 x 128 unit on one
