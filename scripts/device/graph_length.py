@@ -4,7 +4,9 @@ round again), for several L, interleaved in one ``time_graphs`` call. ms per gra
 L x steady, fitted per arm: ``overhead`` is what one replay pays once (event to first kernel,
 last kernel to event), ``steady`` the call's cost in a stream of them. The kernel bench times the
 FORGE arm in graphs of one call per rotation set (2-3 at the small cells), its main loop and
-cuBLAS in graphs of one call.
+cuBLAS in graphs of one call. ``step warm`` calls the step on one set only, so its weight and
+states stay L2-resident (when they fit): the step without its HBM traffic, its shared-memory and
+L2 traffic and its rule kept.
 
     python3 scripts/device/graph_length.py   # device; env CELLS ("MxN:BT:arm;..."), LENGTHS, REPS
     -> a line per cell and arm, and $OUT/graph_length.csv
@@ -34,8 +36,8 @@ def fit(lengths: list[int], ms: list[float]) -> tuple[float, float]:
 
 
 def cell_arms(shape: str, bt: int, arm: str) -> dict[str, list]:
-    """One call of each arm per rotation set: the fused step, its main loop alone, cuBLAS's
-    wgrad, and a one-element kernel."""
+    """One call of each arm per rotation set: the fused step (and on one set only: ``step warm``),
+    its main loop alone, cuBLAS's wgrad, and a one-element kernel."""
     forge = ForgeArm.build(shape, bt, arm)
     tel = fm.StepTelemetry.zeros("cuda")
     steps = forge.steps(tel)
@@ -45,6 +47,7 @@ def cell_arms(shape: str, bt: int, arm: str) -> dict[str, list]:
     grads = [torch.empty_like(forge.w0) for _ in forge.weights]
     return {
         "step": steps,
+        "step warm": steps[:1],
         "mainloop": [lambda w=w, s=s: ops.wgrad_mainloop(forge.dy, forge.x, w, sink=sink, config=config, state=s)
                      for w, s in zip(forge.weights, forge.states)],
         "cublas": [lambda g=g: torch.mm(forge.dy.t(), forge.x, out=g) for g in grads],
