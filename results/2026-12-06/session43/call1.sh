@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 43, device call 1: session 42's call3.sh and call2.sh's tile_stream.py in one call of < 600 s, for
+# Session 43, device call 1: the tile_l2_ahead candidates and tile_stream.py in one call of < 600 s, for
 # machines are scarce (session 42: one call in thirteen tries). With tile_l2_ahead.patch applied:
 #   git apply results/2026-12-05/session42/tile_l2_ahead.patch
 #   bash results/2026-12-06/session43/call1.sh     (device, repository root; writes $OUT; env AB_ARMS, CELLS)
