@@ -13,8 +13,8 @@ set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt"; cat "$OUT/gpu.txt"
-CELLS="1024x4096:64:sgdm-bf16;1024x4096:512:sgdm-bf16;1024x4096:1024:sgdm-bf16;1024x4096:512:adamw-bf16"
-CELLS=$CELLS LENGTHS=1,3,6,12 REPS=20 OUT=$OUT timeout 300 python3 scripts/device/graph_length.py \
+CELLS="1024x4096:512:sgdm-bf16;1024x4096:1024:sgdm-bf16;1024x4096:512:adamw-bf16;1024x4096:64:sgdm-bf16"
+CELLS=$CELLS LENGTHS=1,3,6,12 REPS=20 OUT=$OUT timeout 200 python3 scripts/device/graph_length.py \
   > "$OUT/length.log" 2>&1
 echo "== graph_length rc $?"; grep -v Warning "$OUT/length.log"
 SHAPE=1024x4096 OUT=$OUT timeout 120 python3 scripts/device/tile_stream.py > "$OUT/stream.log" 2>&1
