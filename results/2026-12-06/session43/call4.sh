@@ -7,7 +7,8 @@
 # per-call steady state over graphs of 1-12 calls. Warm near the main loop: the HBM traffic is what does not
 # overlap; warm near the rotating step: shared memory, L2 or the rule do. (b) tile_stream.py on 1024 x 4096
 # (on an H200: how a plain tile stream scales with the copy ceiling, against call 1's H100). (c) the phase
-# timeline of the rotating step (cycles per consumer in its main loops, tile waits and rules).
+# timeline (cycles per consumer in its main loops, tile waits and rules); it times and traces its step on one
+# weight set, so at 1024 x 4096 that is the L2-warm step, to set beside (a)'s.
 #   bash results/2026-12-06/session43/call4.sh     (device, repository root; writes $OUT)
 set -u
 OUT=${OUT:-/tmp/out}
