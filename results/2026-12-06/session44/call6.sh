@@ -20,6 +20,11 @@ for bt in 512 1024; do
     timeout 120 ncu --clock-control none -k regex:fused_step -s $skip -c 1 --metrics "$METRICS" -f -o "$OUT/ncu/$name" python3 scripts/device/ncu_kernel.py --cell 1024x4096:$bt:sgdm-bf16 $flag \
       > "$OUT/ncu/$name.log" 2>&1
     echo "[call6] $name exit $?"; grep -E "ERR|rror" "$OUT/ncu/$name.log" | head -3
+    if [ ! -f "$OUT/ncu/$name.ncu-rep" ]; then  # breakdown metrics refused: every section instead
+      timeout 150 ncu --clock-control none -k regex:fused_step -s $skip -c 1 --set full -f -o "$OUT/ncu/$name" \
+        python3 scripts/device/ncu_kernel.py --cell 1024x4096:$bt:sgdm-bf16 $flag > "$OUT/ncu/$name.log" 2>&1
+      echo "[call6] $name --set full exit $?"
+    fi
     reps+=("$OUT/ncu/$name.ncu-rep")
   done
 done
