@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 44, device call 6: which unit of the SM is busiest in the 1024 x 4096 step, against its main loop alone?
-# Calls 1 (H200) found the step's excess over its main loop mostly on-chip. Nsight Compute's throughput
+# Call 1 (H200) found the step's excess over its main loop mostly on-chip. Nsight Compute's throughput
 # breakdowns (every sub-unit's % of its peak: shared-memory and LSU pipes, L1 <-> crossbar, L2, tensor pipe)
 # of the step and of the same kernel with its epilogue compiled out, SGD-m at BT 512 and 1024.
 #   bash results/2026-12-06/session44/call6.sh     (device, repository root; writes $OUT)
