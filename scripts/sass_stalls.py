@@ -8,7 +8,7 @@ A ``.sass`` file is what ``scripts/compile_check.py --dump-sass DIR`` writes (``
 it the loops' sizes and the opcodes that matter to the rule (FFMA, FMUL, MUFU, PRMT, LDS, STS, HGMMA)
 are printed instead of stall samples.
 
-REPORT_sass.csv is what ``SOURCE=1 bash scripts/device/ncu_kernel.sh`` writes (``ncu --page source
+REPORT_sass.csv(.gz) is what ``SOURCE=1 bash scripts/device/ncu_kernel.sh`` writes (``ncu --page source
 --csv --print-source sass``). Prints, for the kernel and for every loop of at least ``--min-len``
 instructions (its wgmma and MUFU counts say which is a main loop and which a rule), the loop's
 share of all stall samples and its top reasons ("selected": issuing; "no_inst": instruction

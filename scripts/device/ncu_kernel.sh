@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Nsight Compute profiles of the fused step, one text report per cell and kernel choice.
-#   device call: `bash scripts/device/ncu_kernel.sh` (env: CELLS, GLUON_FLAGS, NCU_TIMEOUT per profile)
-# Each cell runs twice: the tuned config (FORGE_GLUON=1, the Gluon kernel where it applies) and
-# the Triton kernel (FORGE_GLUON=0). The clocks are left alone (--clock-control none, METHOD.md).
-# Writes $OUT/ncu.tgz: per cell and flag <name>.ncu-rep, <name>.txt (every section's details) and, with
-# SOURCE=1, <name>_sass.csv (per SASS instruction: warp-stall samples by reason, from SourceCounters).
+# Nsight Compute profiles of the fused step, one text report per cell, kernel choice and arm.
+#   device call: `bash scripts/device/ncu_kernel.sh` (env: CELLS, GLUON_FLAGS, ARMS, NCU_TIMEOUT per profile)
+# Each cell runs with the tuned config (FORGE_GLUON=1, the Gluon kernel where it applies) and the Triton
+# kernel (FORGE_GLUON=0); ARMS="step mainloop" also profiles the same kernel and config with its epilogue
+# compiled out (`ncu_kernel.py --mainloop`). The clocks are left alone (--clock-control none, METHOD.md).
+# Writes $OUT/ncu.tgz: per profile <name>.ncu-rep, <name>.txt (every section's details) and, with
+# SOURCE=1, <name>_sass.csv.gz (per SASS instruction: warp-stall samples by reason, from SourceCounters),
+# whose loops `scripts/sass_stalls.py` sums (printed here).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/ncu"
@@ -12,17 +14,24 @@ export PYTHONPATH=$PWD:${PYTHONPATH:-} FORGE_AUTOTUNE=0
 CELLS=${CELLS:-"4096x4096:512:adamw-bf16 1024x4096:512:adamw-bf16"}
 for cell in $CELLS; do
   for gluon in ${GLUON_FLAGS:-1 0}; do
-    name=$(echo "$cell" | tr ':' '_')_gluon$gluon
-    FORGE_GLUON=$gluon timeout "${NCU_TIMEOUT:-100}" ncu --clock-control none -k regex:fused_step -s 2 -c 1 \
-      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
-      --section SchedulerStats --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
-      ${SOURCE:+--section SourceCounters} -f -o "$OUT/ncu/$name" \
-      python3 scripts/device/ncu_kernel.py --cell "$cell" > "$OUT/ncu/$name.log" 2>&1
-    echo "[ncu_kernel.sh] $name exit $?"
-    ncu -i "$OUT/ncu/$name.ncu-rep" --page details > "$OUT/ncu/$name.txt" 2>&1
-    [ -n "${SOURCE:-}" ] && ncu -i "$OUT/ncu/$name.ncu-rep" --page source --csv --print-source sass \
-      > "$OUT/ncu/${name}_sass.csv" 2>&1
-    grep -E "ncu_kernel\]|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Issue Slots Busy|No Eligible|Registers Per|ERR" "$OUT/ncu/$name.txt" | head -20
+    for arm in ${ARMS:-step}; do
+      name=$(echo "$cell" | tr ':' '_')_gluon${gluon}_$arm
+      # launches alternate step, main loop with --mainloop: -s 2 / -s 5 profile a third weight set's
+      if [ "$arm" = mainloop ]; then skip=5; flag=--mainloop; else skip=2; flag=; fi
+      FORGE_GLUON=$gluon timeout "${NCU_TIMEOUT:-100}" ncu --clock-control none -k regex:fused_step -s $skip -c 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+        --section SchedulerStats --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
+        ${SOURCE:+--section SourceCounters} -f -o "$OUT/ncu/$name" \
+        python3 scripts/device/ncu_kernel.py --cell "$cell" $flag > "$OUT/ncu/$name.log" 2>&1
+      echo "[ncu_kernel.sh] $name exit $?"
+      ncu -i "$OUT/ncu/$name.ncu-rep" --page details > "$OUT/ncu/$name.txt" 2>&1
+      grep -E "ncu_kernel\]|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Issue Slots Busy|No Eligible|Registers Per|ERR" "$OUT/ncu/$name.txt" | head -20
+      if [ -n "${SOURCE:-}" ]; then
+        ncu -i "$OUT/ncu/$name.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu/${name}_sass.csv" 2>&1
+        gzip -f "$OUT/ncu/${name}_sass.csv"
+        python3 scripts/sass_stalls.py "$OUT/ncu/${name}_sass.csv.gz" 2>&1 | head -40
+      fi
+    done
   done
 done
 tar -C "$OUT" -czf "$OUT/ncu.tgz" ncu && rm -rf "$OUT/ncu"
