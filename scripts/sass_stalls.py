@@ -1,7 +1,7 @@
 """Where a kernel's warps stall, by loop: Nsight Compute's per-SASS stall samples summed over the
 whole kernel and over each loop body (a backward branch's range).
 
-    python scripts/sass_stalls.py REPORT_sass.csv[.gz] [--min-len 500]
+    python scripts/sass_stalls.py REPORT_sass.csv[.gz] [--min-len 500] [--waits]
     python scripts/sass_stalls.py DIR/073.sass [...] [--min-len 500]    # loops of compiled SASS, no GPU
 
 A ``.sass`` file is what ``scripts/compile_check.py --dump-sass DIR`` writes (``cuobjdump -sass``): for
@@ -13,7 +13,11 @@ REPORT_sass.csv(.gz) is what ``SOURCE=1 bash scripts/device/ncu_kernel.sh`` writ
 instructions (its wgmma and MUFU counts say which is a main loop and which a rule), the loop's
 share of all stall samples and its top reasons ("selected": issuing; "no_inst": instruction
 fetch; "dispatch": a busy pipe; "wait": fixed latency; "short_sb"/"long_sb": shared/global
-memory; "barrier": a named barrier).
+memory; "barrier": a named barrier). ``--waits`` also prints the samples spent at each mbarrier wait
+(a ``SYNCS.PHASECHK`` try-wait and the branch that retries it, named by the barrier's shared-memory
+offset: which ring slot, turn or tile barrier a warp waits on) and after each named-barrier sync.
+Take the samples with ``--warp-sampling-interval 0``: ncu's automatic interval can leave a few samples
+per SM sub-partition, at nearly the same cycles on every SM, so whole phases go unsampled.
 """
 
 from __future__ import annotations
@@ -83,6 +87,27 @@ def shares(counts: collections.Counter, top: int = 7) -> str:
     return ", ".join(f"{k} {v / total:.2f}" for k, v in counts.most_common(top))
 
 
+def sample_count(header: list[str], row: list[str]) -> float:
+    return sum(stall_counts(header, [(0, row)]).values())
+
+
+def print_waits(header: list[str], rows: list[tuple[int, list[str]]], total: float) -> None:
+    """Samples at each mbarrier try-wait site (with its retry branch) and after each bar.sync."""
+    source = header.index("Source")
+    sites = []
+    for i, (address, r) in enumerate(rows):
+        wait = re.search(r"SYNCS\.PHASECHK\S* \w+, \[(?:\w+\+)*?(0x[0-9a-f]+)\]", r[source])
+        if wait:
+            retry = rows[i + 1][1] if i + 1 < len(rows) else r
+            sites.append((sample_count(header, r) + sample_count(header, retry), hex(address),
+                          f"mbarrier at +{wait.group(1)}"))
+        elif "BAR.SYNC" in r[source] and i + 1 < len(rows):  # a warp held at bar.sync is sampled on the next
+            sites.append((sample_count(header, rows[i + 1][1]), hex(address), r[source].strip()))
+    for n, address, what in sorted(sites, reverse=True):
+        if n / total >= 0.005:
+            print(f"  wait {address} {what}: {n / total:.3f} of samples")
+
+
 def print_dump_loops(path: str, min_len: int) -> None:
     instructions = read_dump(path)
     print(f"{path}: {len(instructions)} instructions")
@@ -96,6 +121,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("csv", nargs="+", help="an ncu SASS CSV, or cuobjdump .sass listings")
     p.add_argument("--min-len", type=int, default=500)
+    p.add_argument("--waits", action="store_true", help="samples at each mbarrier wait and bar.sync")
     args = p.parse_args()
     if all(path.endswith(".sass") for path in args.csv):
         for path in args.csv:
@@ -115,6 +141,8 @@ def main() -> None:
         kinds = collections.Counter(opcode(r[source]) for _, r in body if r[source])
         print(f"  loop {hex(body[0][0])}-{hex(body[-1][0])}: {len(body)} instructions (HGMMA {kinds['HGMMA']}, "
               f"MUFU {kinds['MUFU']}), {sum(counts.values()) / total:.3f} of samples: {shares(counts)}")
+    if args.waits:
+        print_waits(header, rows, total)
 
 
 if __name__ == "__main__":

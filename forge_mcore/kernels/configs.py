@@ -70,6 +70,10 @@ class TileConfig:
     # ring (six-deep beside AdamW's bf16 moments, seven with 4 B per element); two save another
     # half (seven-deep, eight) but a unit's fills wait for the other consumer's previous rule.
     tile_ring: int = 0
+    # A Gluon kernel's first weight/state fill waits until this many dY/X slabs have landed (0: at
+    # once). At the kernel's start every SM's slabs and first tiles go to HBM together; the tiles
+    # can wait, the first main loop cannot.
+    first_fill_after: int = 0
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -86,6 +90,10 @@ class TileConfig:
                 self.kernel != "gluon_ws" or self.tile_fill != "tma"):
             raise ValueError(f"tile_ring is 0 or the ping-pong kernel's (gluon_ws, TMA tile fills) ring of 2 or 3 "
                              f"column-half tile buffers: {self}")
+        if type(self.first_fill_after) is not int or not 0 <= self.first_fill_after <= self.num_stages or (
+                self.first_fill_after and self.kernel not in GLUON_KERNELS):
+            raise ValueError(f"first_fill_after is a Gluon kernel's count of slabs (0 to num_stages) its first tile "
+                             f"fill waits for: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
@@ -220,6 +228,16 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3),
     TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3,
                fast_division=True),
+    # The three-buffer ring configs whose first weight/state fill waits for two slabs
+    # (``first_fill_after``, session 45): every SM's first fills otherwise go to HBM beside its first
+    # slabs and stretch the first main loop (1024 x 4096 SGD-m BT 512: 5,000 cycles against 3,790
+    # alone; AdamW bf16 6,480). Each 1024 x 4096 winner against itself on an H100 (bits equal,
+    # results/2026-12-06/session45/call4): BT 512 SGD-m 1.069x, Lion 1.072x, AdamW bf16 1.043x; BT
+    # 1024 (a two-half ring) 0.99-1.01x, 4096² BT 1024 0.99-1.01x (four or seven slabs).
+    TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3,
+               first_fill_after=2),
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3,
+               fast_division=True, first_fill_after=2),
     # A tile ring of two column halves (session 27): one half less than three, so one slab stage
     # more (seven beside AdamW's bf16 moments, eight with 4 B per element), but a unit's fills wait
     # for the other consumer's previous rule instead of its own previous unit's.

@@ -515,9 +515,17 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
 def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr,
+                      PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
+        if FIRST_FILL_AFTER > 0:
+            # (TileConfig.first_fill_after, at most STAGES) until the program's first FIRST_FILL_AFTER slabs, or all
+            # it has, have landed: slab s < STAGES is its stage's first fill, phase 0
+            dy_desc, x_desc, _ = descs
+            slabs = (_ws_tiles(M, N, ROW_BLOCKS * dy_desc.block_type.shape[1], 2 * x_desc.block_type.shape[1])
+                     * gl.cdiv(K, dy_desc.block_type.shape[0]))
+            mbarrier.wait(bars[0].index(gl.minimum(slabs, FIRST_FILL_AFTER) - 1), 0)
         w_desc, s0_desc, s1_desc, s2_desc = descs[2]
         # the bytes of one fill: the weight's and each present state's two column halves
         FILL_BYTES: gl.constexpr = 2 * (w_desc.block_type.nbytes + HAS_S0 * s0_desc.block_type.nbytes
@@ -876,7 +884,8 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr, PDL: gl.constexpr,
+    num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
@@ -900,6 +909,7 @@ def gluon_ws_fused_step_kernel(
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
     # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
+    # FIRST_FILL_AFTER > 0: the tile producer's first fill waits for that many slabs (``TileConfig.first_fill_after``).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -942,7 +952,7 @@ def gluon_ws_fused_step_kernel(
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PDL)),
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, FIRST_FILL_AFTER, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
@@ -1039,6 +1049,7 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
+            FIRST_FILL_AFTER=cfg.first_fill_after,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )

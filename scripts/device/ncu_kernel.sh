@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Nsight Compute profiles of the fused step, one text report per cell, kernel choice and arm.
-#   device call: `bash scripts/device/ncu_kernel.sh` (env: CELLS, GLUON_FLAGS, ARMS, NCU_TIMEOUT per profile)
+#   device call: `bash scripts/device/ncu_kernel.sh` (env: CELLS, GLUON_FLAGS, ARMS, NCU_TIMEOUT per profile,
+#   SAMPLING: --warp-sampling-interval, 0 = every 32 cycles)
 # Each cell runs with the tuned config (FORGE_GLUON=1, the Gluon kernel where it applies) and the Triton
 # kernel (FORGE_GLUON=0); ARMS="step mainloop" also profiles the same kernel and config with its epilogue
 # compiled out (`ncu_kernel.py --mainloop`). The clocks are left alone (--clock-control none, METHOD.md).
 # Writes $OUT/ncu.tgz: per profile <name>.ncu-rep, <name>.txt (every section's details) and, with
 # SOURCE=1, <name>_sass.csv.gz (per SASS instruction: warp-stall samples by reason, from SourceCounters),
-# whose loops `scripts/sass_stalls.py` sums (printed here).
+# whose loops `scripts/sass_stalls.py` sums (printed here). Set SAMPLING=0 for stall samples: ncu's automatic
+# interval took ~3 samples per SM sub-partition of a 17 us step (session 45), at nearly the same cycles on every
+# SM, so whole phases (a consumer's rule) went unsampled.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/ncu"
@@ -21,7 +24,7 @@ for cell in $CELLS; do
       FORGE_GLUON=$gluon timeout "${NCU_TIMEOUT:-100}" ncu --clock-control none -k regex:fused_step -s $skip -c 1 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
         --section SchedulerStats --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
-        ${SOURCE:+--section SourceCounters} -f -o "$OUT/ncu/$name" \
+        ${SOURCE:+--section SourceCounters} ${SAMPLING:+--warp-sampling-interval $SAMPLING} -f -o "$OUT/ncu/$name" \
         python3 scripts/device/ncu_kernel.py --cell "$cell" $flag > "$OUT/ncu/$name.log" 2>&1
       echo "[ncu_kernel.sh] $name exit $?"
       ncu -i "$OUT/ncu/$name.ncu-rep" --page details > "$OUT/ncu/$name.txt" 2>&1
@@ -29,7 +32,7 @@ for cell in $CELLS; do
       if [ -n "${SOURCE:-}" ]; then
         ncu -i "$OUT/ncu/$name.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu/${name}_sass.csv" 2>&1
         gzip -f "$OUT/ncu/${name}_sass.csv"
-        python3 scripts/sass_stalls.py "$OUT/ncu/${name}_sass.csv.gz" 2>&1 | head -40
+        python3 scripts/sass_stalls.py "$OUT/ncu/${name}_sass.csv.gz" --waits 2>&1 | head -40
       fi
     done
   done

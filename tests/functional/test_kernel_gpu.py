@@ -69,7 +69,8 @@ def _config_id(c: TileConfig) -> str:
     return (f"{c.block_m}x{c.block_n}k{c.block_k}w{c.num_warps}s{c.num_stages}p{int(c.prefetch)}r{c.maxnreg}"
             f"e{c.epilogue_stages}" + ("" if c.kernel == "triton" else f"-{c.kernel}")
             + ("" if c.tile_fill == "tma" else f"-{c.tile_fill}") + ("-fastdiv" if c.fast_division else "")
-            + (f"-ring{c.tile_ring}" if c.tile_ring else ""))
+            + (f"-ring{c.tile_ring}" if c.tile_ring else "")
+            + (f"-after{c.first_fill_after}" if c.first_fill_after else ""))
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
@@ -117,6 +118,18 @@ def test_gluon_kernel_at_parity(config, codec):
         _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, "bf16", shape, config=config,
                        tma_aligned=True)
     assert fm.ops.launch_counts["gluon"] - before == expected * STEPS * len(GLUON_SHAPES)
+
+
+@pytest.mark.parametrize("bt", [16, 200])
+def test_first_fill_waits_for_no_more_slabs_than_its_program_has(bt):
+    """first_fill_after at the ring's depth where every program has one tile of fewer slabs (one at
+    BT 16, four at BT 200): the first fill waits for the program's last slab, not one never loaded."""
+    deep = next(c for c in GLUON if c.first_fill_after)
+    config = deep.replaced(f"first_fill_after={deep.num_stages}")
+    before = fm.ops.launch_counts["gluon"]
+    _run_and_check("sgd", dict(lr=0.05, momentum=0.9), "bf16", "bf16", (1000, 784, bt), config=config,
+                   tma_aligned=True)
+    assert fm.ops.launch_counts["gluon"] - before == STEPS
 
 
 @pytest.mark.parametrize("config", GLUON, ids=_config_id)

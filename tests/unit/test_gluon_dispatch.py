@@ -201,3 +201,20 @@ def test_tile_ring_frees_half_a_unit_for_a_deeper_slab_ring():
     assert winners._config_from_row({**row, "tile_ring": "False"}) == WS.replaced("num_stages=7")
     del row["tile_ring"]
     assert winners._config_from_row(row) == WS.replaced("num_stages=7")
+
+
+def test_first_fill_after_is_a_gluon_count_of_slabs_that_a_winners_row_keeps():
+    from forge_mcore.kernels import winners
+
+    late = WS.replaced("tile_ring=3,num_stages=7,first_fill_after=2")
+    assert late.first_fill_after == 2 and not late.triton_geometry.first_fill_after
+    assert WS.replaced("first_fill_after=5").first_fill_after == 5  # up to the ring's depth
+    for bad in ("first_fill_after=6", "first_fill_after=-1", "first_fill_after=True"):
+        with pytest.raises(ValueError, match="first_fill_after"):
+            WS.replaced(bad)  # (five stages)
+    with pytest.raises(ValueError, match="first_fill_after"):
+        TileConfig(64, 64, 64, 8, 4, 3, first_fill_after=1)  # the Triton kernel has no tile producer
+    row = winners.config_to_row(late)
+    assert row["first_fill_after"] == "2" and winners._config_from_row(row) == late
+    del row["first_fill_after"]  # a file written before the field
+    assert winners._config_from_row(row) == late.replaced("first_fill_after=0")
