@@ -15,11 +15,13 @@ states from the same dY/X twice, and its bits must equal the reference's (else t
 and the config is not timed: a faster kernel with other results is not faster). Then ROUNDS
 rounds time every config's graph-replayed step over rotating weight sets
 (``bench.common.time_graph``), the order reversed each round (this host drifts); the median per
-config and its speedup over the reference.
+config and its speedup over the reference; last a summary, one line per config with the fields in which
+it differs from its cell's reference.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import os
@@ -118,6 +120,26 @@ def main() -> None:
                 writer = csv.DictWriter(f, fieldnames=list(rows[0]))
                 writer.writeheader()
                 writer.writerows(rows)
+    print("summary:")
+    for line in summary(rows):
+        print(line, flush=True)
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """One line per timed config: its cell and arm, the reference's kernel and ring, the fields in which it
+    differs from its cell's reference, its time, speedup and whether its bits equal the reference's."""
+    lines, reference = [], {}
+    for r in rows:
+        cfg = ast.literal_eval(r["config"])
+        if r["reference"]:
+            reference[(r["cell"], r["arm"])] = cfg
+            changed = f"{cfg['kernel']} stages {cfg['num_stages']} ring {cfg['tile_ring']} (reference)"
+        else:
+            base = reference[(r["cell"], r["arm"])]
+            changed = ", ".join(f"{k}={v}" for k, v in cfg.items() if base.get(k) != v) or "the reference"
+        lines.append(f"{r['cell']} {r['arm']} {changed}: {r['ms'] * 1000:.2f} us x{r['speedup']:.3f} "
+                     f"bits {r['bits_equal_reference']}")
+    return lines
 
 
 if __name__ == "__main__":

@@ -17,15 +17,7 @@ wait
 REFERENCE=winner VARY="first_fill_after=2" ROUNDS=5 CELLS=$CELLS ARMS=sgdm-bf16,lion-bf16,adamw-bf16,adamw-int8 \
   timeout 120 python3 scripts/device/config_ab.py > "$OUT/ab.log" 2>&1
 echo "== ab rc $?"
-python3 - <<'PY'
-import ast, json, os
-for line in open(os.path.join(os.environ.get("OUT", "/tmp/out"), "ab.log")):
-    if line.startswith("{") and '"ms"' in line:
-        r = json.loads(line)
-        cfg = ast.literal_eval(r["config"])
-        print(r["cell"], r["arm"], f"stages {cfg['num_stages']} first_fill_after {cfg['first_fill_after']}",
-              f"{r['ms'] * 1000:.2f} us x{r['speedup']:.3f} bits {r['bits_equal_reference']}", flush=True)
-PY
+sed -n '/^summary:/,$p' "$OUT/ab.log"
 mkdir -p "$OUT/ab" && mv "$OUT"/ab.log "$OUT"/config_ab.csv "$OUT"/warm_*.log "$OUT/ab/"
 python3 results/2026-12-06/session45/set_first_fill.py "NVIDIA H200" 2 1024x4096:512 4096x4096:512
 cp forge_mcore/kernels/winners.csv "$OUT/"

@@ -28,16 +28,6 @@ echo "== ab rc $?"
 VARY="first_fill_after=4;first_fill_after=7" CELLS=4096x4096:1024 ARMS=adamw-bf16,lion-bf16 \
   timeout 80 python3 scripts/device/config_ab.py > "$OUT/ab4096.log" 2>&1
 echo "== ab4096 rc $?"
-python3 - <<'PY'
-import ast, json, os
-for log in ("ab.log", "ab4096.log"):
-    for line in open(os.path.join(os.environ.get("OUT", "/tmp/out"), log)):
-        if line.startswith("{") and '"ms"' in line:
-            r = json.loads(line)
-            cfg = ast.literal_eval(r["config"])
-            print(r["cell"], r["arm"], f"{cfg['kernel']} stages {cfg['num_stages']} ring {cfg['tile_ring']}",
-                  f"first_fill_after {cfg['first_fill_after']} {r['ms'] * 1000:.2f} us x{r['speedup']:.3f}",
-                  f"bits {r['bits_equal_reference']}", flush=True)
-PY
+sed -n '/^summary:/,$p' "$OUT/ab.log" "$OUT/ab4096.log"
 cat "$OUT/ml_trace.log"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv >> "$OUT/gpu.txt"; tail -1 "$OUT/gpu.txt"

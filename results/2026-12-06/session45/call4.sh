@@ -16,14 +16,5 @@ done
 wait; grep -h warmed "$OUT"/warm*.log | cut -c1-200
 CELLS=$CELLS ARMS=${AB_ARMS// /,} timeout 300 python3 scripts/device/config_ab.py > "$OUT/ab.log" 2>&1
 echo "== ab rc $?"; grep -v "^{" "$OUT/ab.log" | tail -5
-python3 - <<'PY'
-import ast, json, os
-for line in open(os.path.join(os.environ.get("OUT", "/tmp/out"), "ab.log")):
-    if line.startswith("{") and '"ms"' in line:
-        r = json.loads(line)
-        cfg = ast.literal_eval(r["config"])
-        print(r["cell"], r["arm"], f"{cfg['kernel']} stages {cfg['num_stages']} ring {cfg['tile_ring']}",
-              f"first_fill_after {cfg['first_fill_after']} {r['ms'] * 1000:.2f} us x{r['speedup']:.3f}",
-              f"bits {r['bits_equal_reference']}", flush=True)
-PY
+sed -n '/^summary:/,$p' "$OUT/ab.log"
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv >> "$OUT/gpu.txt"; tail -1 "$OUT/gpu.txt"

@@ -14,14 +14,6 @@ wait; grep -h warmed "$OUT"/warm_*.log | cut -c1-160
 REFERENCE=winner VARY="first_fill_after=0" ROUNDS=7 CELLS=1024x4096:512 ARMS=sgdm-bf16,lion-bf16,adamw-bf16,adamw-int8 \
   timeout 150 python3 scripts/device/config_ab.py > "$OUT/ab.log" 2>&1
 echo "== ab rc $?"; grep -v "^{" "$OUT/ab.log" | tail -3
-python3 - <<'PY'
-import ast, json, os
-for line in open(os.path.join(os.environ.get("OUT", "/tmp/out"), "ab.log")):
-    if line.startswith("{") and '"ms"' in line:
-        r = json.loads(line)
-        cfg = ast.literal_eval(r["config"])
-        print(r["cell"], r["arm"], f"stages {cfg['num_stages']} first_fill_after {cfg['first_fill_after']}",
-              f"{r['ms'] * 1000:.2f} us x{r['speedup']:.3f} bits {r['bits_equal_reference']}", flush=True)
-PY
+sed -n '/^summary:/,$p' "$OUT/ab.log"
 mkdir -p "$OUT/ab" && mv "$OUT"/ab.log "$OUT"/config_ab.csv "$OUT"/warm_*.log "$OUT/ab/"
 GRID_TIMEOUT=${GRID_TIMEOUT:-400} OUT=$OUT bash results/2026-12-01/session15/call4.sh

@@ -12,11 +12,4 @@ done
 wait
 CELLS=$CELLS ARMS=sgdm-bf16,adamw-bf16,lion-bf16 timeout 200 python3 scripts/device/config_ab.py > "$OUT/ab.log" 2>&1
 echo rc $?
-python3 -c "
-import json, ast
-for l in open('$OUT/ab.log'):
-    if l.startswith('{') and '\"ms\"' in l:
-        r = json.loads(l); c = ast.literal_eval(r['config'])
-        print(r['cell'], r['arm'], c['kernel'], c['num_stages'], c['tile_ring'], c['first_fill_after'],
-              round(r['ms'] * 1000, 2), round(r['speedup'], 3), r['bits_equal_reference'])
-"
+sed -n '/^summary:/,$p' "$OUT/ab.log"
