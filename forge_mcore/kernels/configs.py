@@ -233,7 +233,8 @@ CONFIGS: tuple[TileConfig, ...] = (
     # slabs and stretch the first main loop (1024 x 4096 SGD-m BT 512: 5,000 cycles against 3,790
     # alone; AdamW bf16 6,480). Each 1024 x 4096 winner against itself on an H100 (bits equal,
     # results/2026-12-06/session45/call4): BT 512 SGD-m 1.069x, Lion 1.072x, AdamW bf16 1.043x; BT
-    # 1024 (a two-half ring) 0.99-1.01x, 4096² BT 1024 0.99-1.01x (four or seven slabs).
+    # 1024 (a two-half ring) 0.99-1.01x, 4096² BT 1024 0.98-1.01x (calls 3, 8). Swept with every
+    # ping-pong config on 1024 x 4096 and 4096² at BT 512 (call 9): a twin first in all eight cells.
     TileConfig(64, 128, 64, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3,
                first_fill_after=2),
     TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=3,

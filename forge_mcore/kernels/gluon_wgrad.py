@@ -520,8 +520,8 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         if FIRST_FILL_AFTER > 0:
-            # (TileConfig.first_fill_after, at most STAGES) until the program's first FIRST_FILL_AFTER slabs, or all
-            # it has, have landed: slab s < STAGES is its stage's first fill, phase 0
+            # the first fill waits until the program's first FIRST_FILL_AFTER slabs (at most STAGES:
+            # TileConfig.first_fill_after), or all it has, have landed; slab s < STAGES is its stage's phase 0
             dy_desc, x_desc, _ = descs
             slabs = (_ws_tiles(M, N, ROW_BLOCKS * dy_desc.block_type.shape[1], 2 * x_desc.block_type.shape[1])
                      * gl.cdiv(K, dy_desc.block_type.shape[0]))
