@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 45, device call 15: slab_trace.py, on a copy of the tree with slab_trace.patch applied (the probe's
+# Session 45, device calls 15 and 16: slab_trace.py (call 16 with the raw traces and the tile events by quarter), on a copy of the tree with slab_trace.patch applied (the probe's
 # stamps: each slab's load, its consumer's wait and the wait's return; each tile-ring half's store read and fill).
 #   bash results/2026-12-06/session45/call15.sh     (device, a copy of the repository root; writes $OUT)
 set -u

@@ -10,12 +10,15 @@ and per tile-ring half when its buffer's store has been read and when its fill i
 wait longer than 100 cycles returns when the slab lands, so its issue-to-return time is the slab's latency.
 Prints medians over programs and steps: the share of k-steps that wait, the slab latency of those, the cycles
 waited per program, the latency of the slabs that had a tile fill issued during their trip against the rest,
-and the wait by k-step of the program's first unit and of the later ones.
+and the wait by k-step of the program's first unit and of the later ones; and in which quarter of the main
+loop running at the time each tile-ring store is read and each fill issued. Saves the raw traces
+($OUT/slab_trace.pt: per cell and arm, [programs, steps, 5] int64).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 
 import torch
@@ -49,11 +52,23 @@ def summarize(trace: torch.Tensor, num_k: int) -> str:
                 (latency_fill if in_flight else latency_quiet).append(ret - issue)
         waited.append(total)
     med = lambda xs: int(statistics.median(xs)) if xs else 0  # noqa: E731
+    quarters = {STORE_READ: [0] * 4, FILL: [0] * 4}  # tile events by quarter of the main loop they fall in
+    for p in trace.to(torch.int64):
+        starts = p[::num_k, WAIT]  # each unit's first wait: its main loop's start
+        starts = starts[starts > 0]
+        for column, counts in quarters.items():
+            for t in p[:, column][p[:, column] > 0].tolist():
+                u = int((starts <= t).sum()) - 1
+                if 0 <= u < len(starts) - 1:
+                    span = (starts[u + 1] - starts[u]).item()
+                    counts[min(3, int(4 * (t - starts[u].item()) / max(span, 1)))] += 1
     lines = [f"    k-steps waiting: {blocked} of {steps} ({blocked / max(steps, 1):.2f}); slab latency of those "
              f"{med(latency)} cycles (with a tile fill issued in flight {med(latency_fill)}, n={len(latency_fill)}; "
              f"without {med(latency_quiet)}, n={len(latency_quiet)}); waited per program {med(waited)}",
              "    wait by k-step, first unit: " + " ".join(str(med(w)) for w in first_unit),
-             "    wait by k-step, later units: " + " ".join(str(med(w)) for w in later)]
+             "    wait by k-step, later units: " + " ".join(str(med(w)) for w in later),
+             f"    tile stores read, by quarter of the main loop then running: {quarters[STORE_READ]}; fills issued: "
+             f"{quarters[FILL]}"]
     return "\n".join(lines)
 
 
@@ -61,6 +76,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default="1024x4096:512:sgdm-bf16,1024x4096:1024:sgdm-bf16,1024x4096:512:adamw-bf16")
     args = p.parse_args()
+    raw = {}
     for cell in args.cells.split(","):
         shape, bt, arm = cell.split(":")
         M, N = map(int, shape.split("x"))
@@ -69,6 +85,7 @@ def main() -> None:
         tiles = -(-gluon_wgrad._tiles(cfg, M, N) // programs)
         num_k = -(-int(bt) // cfg.block_k)
         print(f"{cell}: {cfg}")
+        saved = {}
         for name, mainloop_only in (("step", False), ("main loop alone", True)):
             trace = torch.zeros(programs, tiles * num_k, 5, dtype=torch.int64, device=w.device)
             for _ in range(3):
@@ -77,6 +94,9 @@ def main() -> None:
                                    None, None, mainloop_only=mainloop_only, slab_trace=trace)
             torch.cuda.synchronize()
             print(f"  {name}:\n{summarize(trace.cpu(), num_k)}", flush=True)
+            saved[(cell, name)] = trace.cpu()
+        raw.update(saved)
+    torch.save(raw, os.path.join(os.environ.get("OUT", "."), "slab_trace.pt"))
 
 
 if __name__ == "__main__":
