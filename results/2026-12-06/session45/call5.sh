@@ -2,6 +2,8 @@
 # Session 45, device call 5 (an H200): the 1024 x 4096 BT 512 winners with first_fill_after 2 (committed in the
 # tree this runs on) against themselves without it (bits checked first), then the acceptance grid on them.
 #   bash results/2026-12-06/session45/call5.sh     (device, repository root; writes $OUT)
+# Ran on 76a0a5f, whose H200 rows held the first_fill_after twins; since eb81817 they hold the old configs, so on
+# today's tree this A/B compares a config with itself: use call11.sh instead.
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
