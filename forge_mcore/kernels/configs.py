@@ -74,6 +74,10 @@ class TileConfig:
     # once). At the kernel's start every SM's slabs and first tiles go to HBM together; the tiles
     # can wait, the first main loop cannot.
     first_fill_after: int = 0
+    # A tile ring's fill goes out only once the fill before it has landed (the ring's first
+    # tile_ring fills excepted): the ring otherwise sends a unit's fills close together beside the
+    # slabs, and a slab issued after two fills waits about twice as long (session 45's slab probe).
+    serial_fills: bool = False
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -94,6 +98,8 @@ class TileConfig:
                 self.first_fill_after and self.kernel not in GLUON_KERNELS):
             raise ValueError(f"first_fill_after is a Gluon kernel's count of slabs (0 to num_stages) its first tile "
                              f"fill waits for: {self}")
+        if type(self.serial_fills) is not bool or self.serial_fills and not self.tile_ring:
+            raise ValueError(f"serial_fills is a tile ring's (tile_ring 2 or 3): {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
@@ -246,6 +252,14 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2),
     TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2,
                fast_division=True),
+    # Their twins whose fills go out one at a time (``serial_fills``, session 46): each winner of the AdamW
+    # cells at BT 1024 against itself on an H100 (bits equal, results/2026-12-06/session46/call6): bf16
+    # 1.009-1.017x on the four shapes but the LM head, int8 1.007x and 1.025x (1024 x 4096, 4096²). At BT 512
+    # the three-buffer ring's twins lost (0.89-1.00x, call 1), and SGD-m and Lion at BT 1024 read 0.98-1.00x.
+    TileConfig(64, 128, 64, 8, 8, 7, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2,
+               serial_fills=True),
+    TileConfig(64, 128, 64, 8, 8, 8, split_n=2, epilogue_stages=2, kernel="gluon_ws", tile_ring=2,
+               fast_division=True, serial_fills=True),
     # Tall ping-pong with one tile buffer for both consumers (epilogue_stages 1, session 17): the
     # 48 KB it saves (AdamW bf16) deepen the slab ring to five slabs, which AdamW's bf16 moments
     # could not have with a buffer per consumer: 1.08-1.10x the four-deep tall config at BT 16384,

@@ -516,7 +516,7 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
                       TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr,
-                      PDL: gl.constexpr):
+                      SERIAL_FILLS: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         if FIRST_FILL_AFTER > 0:
@@ -532,7 +532,7 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
                                         + HAS_S1 * s1_desc.block_type.nbytes + HAS_S2 * s2_desc.block_type.nbytes)
         if TILE_RING:
             _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, FILL_BYTES // 2,
-                             TILE_RING)
+                             TILE_RING, SERIAL_FILLS)
         elif SHARED_TILE:
             _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
                                    FILL_BYTES)
@@ -622,7 +622,8 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
 
 @gluon.jit
 def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr):
+                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HALF_BYTES: gl.constexpr, RING: gl.constexpr,
+                     SERIAL: gl.constexpr):
     """``_ws_fetch_units`` through a tile ring of RING buffers (``TileConfig.tile_ring``, ping-pong):
     the program's column halves q = 2 u + h (unit u's half h; unit u is consumer u % 2's) in order,
     half q into buffer q % RING once half q - RING is written and stored. Consumer c needs its unit's
@@ -639,6 +640,8 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
     for q in range(halves):
         if q >= RING:
             _ws_store_half(descs, tile_bufs, epi_empty, q - RING, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, RING)
+            if SERIAL:  # half q - 1 has landed (its barrier's next phase is a fill this producer has yet to issue)
+                _ring_ready(epi_ready, q - 1, ((q - 1) // 2) % 2, RING)
         t, om, on = _ws_unit(q // 2, M, N, ROWS, 2 * HALF, GROUP_M, 1, 1)
         ready = epi_ready.index((q // 2) % 2 * RING + q % RING)  # its consumer's barrier of the buffer
         mbarrier.expect(ready, HALF_BYTES)
@@ -884,8 +887,8 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr, PDL: gl.constexpr,
-    num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr, SERIAL_FILLS: gl.constexpr,
+    PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
@@ -910,6 +913,7 @@ def gluon_ws_fused_step_kernel(
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
     # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
     # FIRST_FILL_AFTER > 0: the tile producer's first fill waits for that many slabs (``TileConfig.first_fill_after``).
+    # SERIAL_FILLS: a ring's fill waits for the one before it to land (``TileConfig.serial_fills``).
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -952,7 +956,7 @@ def gluon_ws_fused_step_kernel(
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, FIRST_FILL_AFTER, PDL)),
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, FIRST_FILL_AFTER, SERIAL_FILLS, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
@@ -1050,6 +1054,7 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
             FIRST_FILL_AFTER=cfg.first_fill_after,
+            SERIAL_FILLS=cfg.serial_fills,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )

@@ -53,7 +53,7 @@ def _config_from_row(row: dict[str, str]) -> TileConfig:
         cell = row[f.name]
         if f.name == "maxnreg":
             values[f.name] = int(cell) if cell else None
-        elif f.name in ("prefetch", "fast_division"):
+        elif f.name in ("prefetch", "fast_division", "serial_fills"):
             values[f.name] = cell == "True"
         elif f.name == "tile_ring":
             values[f.name] = _tile_ring(cell)

@@ -218,3 +218,17 @@ def test_first_fill_after_is_a_gluon_count_of_slabs_that_a_winners_row_keeps():
     assert row["first_fill_after"] == "2" and winners._config_from_row(row) == late
     del row["first_fill_after"]  # a file written before the field
     assert winners._config_from_row(row) == late.replaced("first_fill_after=0")
+
+
+def test_serial_fills_is_a_tile_rings_flag_that_a_winners_row_keeps():
+    from forge_mcore.kernels import winners
+
+    serial = WS.replaced("tile_ring=2,num_stages=7,serial_fills=True")
+    assert serial.serial_fills and not serial.triton_geometry.serial_fills
+    for bad in ("serial_fills=True", "tile_ring=2,serial_fills=1"):  # no ring; not a bool
+        with pytest.raises(ValueError, match="serial_fills"):
+            WS.replaced(bad)
+    row = winners.config_to_row(serial)
+    assert row["serial_fills"] == "True" and winners._config_from_row(row) == serial
+    del row["serial_fills"]  # a file written before the field
+    assert winners._config_from_row(row) == serial.replaced("serial_fills=False")

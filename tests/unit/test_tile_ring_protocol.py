@@ -3,7 +3,8 @@ model on the CPU: one producer fills the program's column halves in order (half 
 q % R once half q - R is written), fills complete in any order, and two consumers take their units'
 halves in order, each waiting on a ready barrier with mbarrier parity semantics (a wait on parity P
 passes while the barrier's completed phase count m has m % 2 != P). The kernel's own parity table
-(``ring_parity_bits``) drives the model's waits."""
+(``ring_parity_bits``) drives the model's waits. With serial fills (``TileConfig.serial_fills``) the
+producer also waits, on the consumer's barrier and parity, for half q - 1 to land before filling half q."""
 
 import random
 
@@ -26,8 +27,9 @@ def test_ring_parity_bits_count_each_consumers_fills_of_a_buffer(ring):
             fills[buffer] += 1
 
 
-def _run(ring: int, units: int, seed: int, per_consumer: bool) -> None:
-    """One random schedule; raises AssertionError where a consumer passes its wait on another half."""
+def _run(ring: int, units: int, seed: int, per_consumer: bool, serial: bool = False) -> None:
+    """One random schedule; raises AssertionError where a consumer passes its wait on another half, or
+    the serial producer its wait for half q - 1 before that half landed."""
     rnd = random.Random(seed)
     ready = [0] * (2 * ring if per_consumer else ring)  # completed phases
     written = [0] * ring
@@ -45,7 +47,12 @@ def _run(ring: int, units: int, seed: int, per_consumer: bool) -> None:
             q, prev = issued, issued - ring
             if prev >= 0 and prev not in stored and written[prev % ring] % 2 != (prev // ring) % 2:
                 stored.add(prev)
-            if prev < 0 or prev in stored:
+            landed = True
+            if serial and q >= ring:  # ``_ring_ready`` on half q - 1 (its consumer's barrier and parity)
+                p = q - 1
+                landed = ready[((p // 2) % 2) * ring + p % ring] % 2 != _parity((p // 4) * 2 + p % 2, ring)
+                assert not landed or p not in in_flight, f"the producer passed its wait for half {p} in flight"
+            if (prev < 0 or prev in stored) and landed:
                 in_flight.append(q)
                 issued += 1
         for c in (0, 1):
@@ -71,6 +78,13 @@ def test_each_consumer_finds_its_own_half_behind_its_barrier(ring):
     for seed in range(150):
         for units in (1, 2, 3, 5, 8):
             _run(ring, units, seed, per_consumer=True)
+
+
+@pytest.mark.parametrize("ring", [2, 3])
+def test_serial_fills_wait_for_the_half_before_and_never_stall(ring):
+    for seed in range(150):
+        for units in (1, 2, 3, 5, 8):
+            _run(ring, units, seed, per_consumer=True, serial=True)
 
 
 @pytest.mark.parametrize("ring", [2, 3])
