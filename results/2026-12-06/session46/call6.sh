@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Session 46, device call 6: serial_fills (serial_fills.patch, applied here to the device's copy) against the AdamW
-# bf16 and int8 ring winners at BT 1024 on every shape but the LM head (call 1 had 1024 x 4096 and 4096^2 at
-# 1.008-1.017x), seven rounds, bits checked first.
+# Session 46, device call 6: serial_fills (it ran on a patch of the tree that commit 5e44d6f merged) against the
+# AdamW bf16 and int8 ring winners at BT 1024 on every shape but the LM head (call 1 had 1024 x 4096 and 4096^2 at
+# 1.008-1.017x), seven rounds, bits checked first. On the tree since, the H100's rows there are the twins.
 #   bash results/2026-12-06/session46/call6.sh     (device, repository root; writes $OUT)
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-patch -p1 --forward < results/2026-12-06/session46/serial_fills.patch || exit 1
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/card.txt"
 CELLS=1024x4096:1024,4096x4096:1024,12288x4096:1024,4096x12288:1024
 for cell in ${CELLS//,/ }; do

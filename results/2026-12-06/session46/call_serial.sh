@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Session 46: TileConfig.serial_fills (a tile ring's fill waits for the one before it to land; serial_fills.patch,
-# applied here to the device's copy, not merged) against each ring winner, bits checked first, on the cells whose
-# winners are rings (the 4096^2 BT 1024 SGD-m winner is a tall tile: left out).
+# Session 46, device call 1 (after session 45's call11, which stopped on the H100): TileConfig.serial_fills (a tile
+# ring's fill waits for the one before it to land; it ran on a patch of the tree that commit 5e44d6f merged) against
+# each ring winner, bits checked first, on the cells whose winners are rings (the 4096^2 BT 1024 SGD-m winner is a
+# tall tile: left out).
 #   bash results/2026-12-06/session46/call_serial.sh     (device, repository root; writes $OUT)
 set -u
-patch -p1 --forward < results/2026-12-06/session46/serial_fills.patch || exit 1
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/card.txt"
