@@ -3,13 +3,7 @@
 # rule probe (Lion against SGD-m on one tile config, 4096^2 and 1024 x 4096 at BT 1024) with the card's SM clock
 # and power sampled beside it.
 #   bash results/2026-12-06/session46/call2.sh     (device, repository root; writes $OUT)
-set -u
-OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  bash results/2026-12-06/session45/call11.sh; exit
-fi
-nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/card.txt"
+. results/2026-12-06/session46/h200_or_h100.sh
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv -lms 200 > "$OUT/smi.csv" &
 SMI=$!
 CELLS=4096x4096:1024,1024x4096:1024 timeout 400 python3 results/2026-12-06/session46/rule_probe.py 2>&1 | tee "$OUT/rule_probe.log"

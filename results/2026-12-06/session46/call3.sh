@@ -4,13 +4,7 @@
 # Lion (tall, cooperative, cooperative tall: the H100's own SGD-m and int8 rows there are cooperative tall), and
 # 4096^2 BT 1024 Lion (ping-pong and tall). `--winners` on them writes the H100's rows.
 #   bash results/2026-12-06/session46/call3.sh     (device, repository root; writes $OUT)
-set -u
-OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  bash results/2026-12-06/session45/call11.sh; exit
-fi
-nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/card.txt"
+. results/2026-12-06/session46/h200_or_h100.sh
 timeout 330 python3 -m forge_mcore.bench.kernel --out "$OUT/sweep16k" --shapes 4096x4096 --bts 16384 \
   --arms adamw-bf16,lion-bf16 --sweep --sweep-kernels gluon_tall,gluon_coop,gluon_coop_tall > "$OUT/sweep16k.log" 2>&1
 echo "sweep16k rc $?"

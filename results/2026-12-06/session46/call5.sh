@@ -3,13 +3,7 @@
 # misses again, each cell alone by the grid's method (4096 x 12288 AdamW bf16 BT 16384, the int8 cells 4096^2 BT 1024
 # and the LM head BT 16384 with their bf16 steps beside them).
 #   bash results/2026-12-06/session46/call5.sh     (device, repository root; writes $OUT)
-set -u
-OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  bash results/2026-12-06/session45/call11.sh; exit
-fi
-nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/card.txt"
+. results/2026-12-06/session46/h200_or_h100.sh
 run() {  # name shapes bts arms
   timeout 200 python3 -m forge_mcore.bench.kernel --out "$OUT/$1" --shapes "$2" --bts "$3" --arms "$4" \
     > "$OUT/$1.log" 2>&1

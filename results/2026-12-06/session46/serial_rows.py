@@ -3,8 +3,9 @@ REFERENCE=winner) timed the winner's ``serial_fills`` twin faster than the winne
 is in CONFIGS. The device's own row of such a cell takes the twin and its measured time; a cell it borrowed from
 another device of its architecture (the reference is that row's config) gets a row of its own.
 
-    python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H100 80GB HBM3" results/2026-12-06/session46/call6/config_ab.csv
-    python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H200" $OUT/config_ab.csv     (h200.sh)
+    python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H100 80GB HBM3" \
+        results/2026-12-06/session46/call6/config_ab.csv
+    python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H200" $OUT/serial/config_ab.csv     (h200.sh)
 """
 
 import ast
