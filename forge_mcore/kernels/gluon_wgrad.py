@@ -631,7 +631,8 @@ def _ws_fetch_halves(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0
     consumer's (or, for a first half, its own previous unit's second), written a turn earlier; two:
     half q - 2 is the other consumer's previous unit's, written during this unit's main loop.
     Barriers: one ``epi_empty`` per buffer (phase (q // RING) & 1 for half q: this producer waits
-    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``)."""
+    for the halves in order), and one ``epi_ready`` per consumer and buffer (``_ring_ready``).
+    SERIAL: half q's fill (q >= RING) also waits until half q - 1 has landed (``TileConfig.serial_fills``)."""
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
