@@ -2,7 +2,7 @@
 and in its main loop alone, and whether the tile ring's fills in flight lengthen it.
 
     patch -p1 < results/2026-12-06/session45/slab_trace.patch     (device copy of the tree)
-    python3 results/2026-12-06/session45/slab_trace.py [--cells 1024x4096:512:sgdm-bf16,...]
+    python3 results/2026-12-06/session45/slab_trace.py [--cells 1024x4096:512:sgdm-bf16,...] [--vary f=v,...]
 
 Per cell (its committed config), step and main loop alone: the kernel stamps, per program and slab step, when
 the slab producer issues the slab's loads, when its consumer starts waiting for it and when that wait returns;
@@ -75,6 +75,8 @@ def summarize(trace: torch.Tensor, num_k: int) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default="1024x4096:512:sgdm-bf16,1024x4096:1024:sgdm-bf16,1024x4096:512:adamw-bf16")
+    p.add_argument("--vary", default="", help="also the step of the committed config with these TileConfig fields "
+                   "replaced (session 46: serial_fills=False)")
     args = p.parse_args()
     raw = {}
     for cell in args.cells.split(","):
@@ -86,12 +88,15 @@ def main() -> None:
         num_k = -(-int(bt) // cfg.block_k)
         print(f"{cell}: {cfg}")
         saved = {}
-        for name, mainloop_only in (("step", False), ("main loop alone", True)):
+        arms = [("step", cfg, False), ("main loop alone", cfg, True)]
+        if args.vary:
+            arms.append((f"step, {args.vary}", cfg.replaced(args.vary), False))
+        for name, arm_cfg, mainloop_only in arms:
             trace = torch.zeros(programs, tiles * num_k, 5, dtype=torch.int64, device=w.device)
             for _ in range(3):
                 trace.zero_()
-                gluon_wgrad.launch(cfg, dy, x, w, state, state.slot_tensors, hyper, tel.sumsq, tel.nonfinite_tiles,
-                                   None, None, mainloop_only=mainloop_only, slab_trace=trace)
+                gluon_wgrad.launch(arm_cfg, dy, x, w, state, state.slot_tensors, hyper, tel.sumsq,
+                                   tel.nonfinite_tiles, None, None, mainloop_only=mainloop_only, slab_trace=trace)
             torch.cuda.synchronize()
             print(f"  {name}:\n{summarize(trace.cpu(), num_k)}", flush=True)
             saved[(cell, name)] = trace.cpu()
