@@ -20,7 +20,7 @@ def main() -> None:
     for cell in dict.fromkeys(c for c, _ in raw):
         num_k = -(-int(cell.split(":")[1]) // 64)  # (the committed configs' BLOCK_K)
         print(cell)
-        for arm in ("step", "main loop alone"):
+        for arm in [a for c, a in raw if c == cell]:  # step, main loop alone (and slab_trace.py --vary's)
             waits, rests, after_fills = [], [], {0: [], 1: [], 2: []}
             for p in raw[(cell, arm)]:
                 fills = p[:, FILL][p[:, FILL] > 0]
