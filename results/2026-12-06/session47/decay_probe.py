@@ -8,7 +8,8 @@ SGD-m's 72.4). Is it the decay's value (the same kernel, hyper[1] = 1 - lr wd), 
 Per config, interleaved (``bench.common.time_graphs``), each arm with buffers of its own (allocated in the order
 listed): Lion (lr 1e-5) with the benchmark's decay 1 - 1e-7 (0x3F7FFFFE) on three allocations, with decay 1.0 on
 two, with decay 1 + 1.2e-7 (0x3F800001: the same distance from 1, its mantissa zeros) and 1 - 2^-12 (0x3F7FF000),
-and SGD-m (lr 1e-4, momentum 0.9). The decay is written into each set's hyper buffer after ``prepare_step``.
+Lion with lr 1e-3 (most weights change every step, as SGD-m's do), and SGD-m (lr 1e-4, momentum 0.9). The decay
+is written into each set's hyper buffer after ``prepare_step``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ARMS = {  # name: (rule, hyperparameters, the decay written into hyper[1] or Non
     "lion 1-1e-7 a": (*LION, None), "lion 1-1e-7 b": (*LION, None), "lion 1-1e-7 c": (*LION, None),
     "lion 1.0 a": (*LION, 1.0), "lion 1.0 b": (*LION, 1.0),
     "lion 1+1.2e-7": (*LION, 1.0 + 2.0 ** -23), "lion 1-2^-12": (*LION, 1.0 - 2.0 ** -12),
+    "lion lr 1e-3": ("lion", dict(lr=1e-3, weight_decay=0.01), None),
     "sgdm": ("sgd", dict(lr=1e-4, momentum=0.9), None),
 }
 CELLS = os.environ.get("CELLS", "4096x4096:1024").split(",")
