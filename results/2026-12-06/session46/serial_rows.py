@@ -1,7 +1,8 @@
 """Session 46: a device's winners rows for the cells where a ``config_ab.py`` run (VARY="serial_fills=True",
 REFERENCE=winner) timed the winner's ``serial_fills`` twin faster than the winner itself, bits equal, and the twin
 is in CONFIGS. The device's own row of such a cell takes the twin and its measured time; a cell it borrowed from
-another device of its architecture (the reference is that row's config) gets a row of its own.
+another device of its architecture (the reference is that row's config) gets a row of its own. Any other VARY
+twin is set the same way (session 47: the tall config for Lion; with several winning twins, the last listed).
 
     python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H100 80GB HBM3" \
         results/2026-12-06/session46/call6/config_ab.csv
@@ -12,6 +13,7 @@ import ast
 import csv
 import sys
 
+from forge_mcore.bench.kernel import ARMS
 from forge_mcore.kernels import winners
 from forge_mcore.kernels.configs import CONFIGS, TileConfig
 
@@ -32,7 +34,7 @@ def main() -> None:
         if r["reference"] == "False" and r["bits_equal_reference"] == "True" and float(r["speedup"]) > 1 and (
                 twin in CONFIGS):
             shape, bt = r["cell"].split(":")
-            rule, state = r["arm"].split("-")
+            rule, state = ARMS[r["arm"]][:2]  # (an arm's name is not its rule's: "sgdm-bf16" is sgd's)
             twins[(*shape.split("x"), bt, rule, state)] = (reference[(r["cell"], r["arm"])], twin, float(r["ms"]))
     rows = winners.read()
     own = {_cell(key) for name, _, key, _, _ in rows if name == device}
@@ -50,7 +52,7 @@ def main() -> None:
             continue
         changed.append(cell)
     winners.write(rows)
-    print(f"{len(changed)} rows of {device} now the serial_fills twins: {changed}")
+    print(f"{len(changed)} rows of {device} now the twins that won: {changed}")
 
 
 if __name__ == "__main__":
