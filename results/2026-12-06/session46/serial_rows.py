@@ -2,7 +2,7 @@
 REFERENCE=winner) timed the winner's ``serial_fills`` twin faster than the winner itself, bits equal, and the twin
 is in CONFIGS. The device's own row of such a cell takes the twin and its measured time; a cell it borrowed from
 another device of its architecture (the reference is that row's config) gets a row of its own. Any other VARY
-twin is set the same way (session 47: the tall config for Lion; with several winning twins, the last listed).
+twin is set the same way (session 47: the tall config for Lion); of several twins that won, the fastest.
 
     python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H100 80GB HBM3" \
         results/2026-12-06/session46/call6/config_ab.csv
@@ -35,7 +35,9 @@ def main() -> None:
                 twin in CONFIGS):
             shape, bt = r["cell"].split(":")
             rule, state = ARMS[r["arm"]][:2]  # (an arm's name is not its rule's: "sgdm-bf16" is sgd's)
-            twins[(*shape.split("x"), bt, rule, state)] = (reference[(r["cell"], r["arm"])], twin, float(r["ms"]))
+            cell = (*shape.split("x"), bt, rule, state)
+            if cell not in twins or float(r["ms"]) < twins[cell][2]:  # the fastest twin of the cell
+                twins[cell] = (reference[(r["cell"], r["arm"])], twin, float(r["ms"]))
     rows = winners.read()
     own = {_cell(key) for name, _, key, _, _ in rows if name == device}
     changed = []
