@@ -38,7 +38,10 @@ CELLS = os.environ.get("CELLS", "4096x4096:1024").split(",")
 ROUNDS = int(os.environ.get("ROUNDS", 3))
 
 
-def main() -> None:
+def main(variants: dict = VARIANTS, csv_name: str = "rule_probe.csv", column: str = "variant") -> None:
+    """Each variant (rule, hyperparameters[, decay]) on buffers of its own, per cell and config; a third field is
+    written into each set's hyper buffer as its second scalar (Lion's decay) after ``prepare_step``
+    (session 47's ``decay_probe.py``)."""
     os.environ.setdefault("FORGE_AUTOTUNE", "0")
     rows = []
     for cell in CELLS:
@@ -51,24 +54,29 @@ def main() -> None:
         for cname in os.environ.get("CONFIGS", "tall,ring3").split(","):
             cfg = CONFIGS[cname]
             arms = {}
-            for vname, (rule, hp) in VARIANTS.items():
+            for vname, (rule, hp, *decay) in variants.items():
                 sets = []
                 for _ in range(rotation_count(6 * w0.nbytes + dy.nbytes + x.nbytes)):
                     w = w0.clone()
                     state = fm.ForgeParamState.create(w, rule, hp, "bf16", "bf16")
                     hyper = state.prepare_step(state.rule.make_group(**hp))
+                    if decay:
+                        hyper[1] = decay[0]
                     sets.append((w, state, hyper))
                 arms[vname] = [functools.partial(fm.fused_wgrad_step, dy, x, w, s, h, config=cfg)
                                for w, s, h in sets]
+            print(f"{cell} {cname}: {len(sets)} sets per variant", flush=True)
             times = {v: [] for v in arms}
             for _ in range(ROUNDS):
                 for v, ms in time_graphs(arms, reps=30).items():
                     times[v].append(ms)
             for v, t in times.items():
-                rows.append(dict(cell=cell, config=cname, variant=v, us=1000 * statistics.median(t),
-                                 rounds=" ".join(f"{1000 * x:.2f}" for x in t)))
+                rows.append({"cell": cell, "config": cname, column: v, "us": 1000 * statistics.median(t),
+                             "rounds": " ".join(f"{1000 * x:.2f}" for x in t)})
                 print(rows[-1], flush=True)
-    with open(os.path.join(os.environ.get("OUT", "."), "rule_probe.csv"), "w", newline="") as f:
+            del arms  # (the LM head's sets: free them before the next config's)
+            torch.cuda.empty_cache()
+    with open(os.path.join(os.environ.get("OUT", "."), csv_name), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

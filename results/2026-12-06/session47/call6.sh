@@ -4,13 +4,7 @@
 # last four H100 grids) against its twin without serial fills and the three-buffer rings (seven stages, with and
 # without first_fill_after 2), interleaved, bits checked (config_ab.py).
 #   bash results/2026-12-06/session47/call6.sh     (device, repository root; writes $OUT)
-set -u
-OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  bash results/2026-12-06/session47/h200_call1.sh; exit
-fi
-nvidia-smi --query-gpu=name,uuid,power.limit --format=csv | tee "$OUT/card.txt"
+. results/2026-12-06/session47/h200_or_card.sh
 REFERENCE=winner ROUNDS=5 CELLS=4096x4096:1024 ARMS=adamw-int8 \
   VARY="serial_fills=False;tile_ring=3,num_stages=7,serial_fills=False;tile_ring=3,num_stages=7,serial_fills=False,first_fill_after=2" \
   timeout 300 python3 scripts/device/config_ab.py > "$OUT/ab.log" 2>&1

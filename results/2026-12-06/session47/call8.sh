@@ -4,13 +4,7 @@
 # 1024 x 4096 SGD-m and Lion BT 1024 (60.0%, 60.3%; two-buffer ring, seven stages), 12288 x 4096 SGD-m BT 16384
 # (0.964x; cooperative), 4096 x 12288 AdamW bf16 BT 16384 (0.969x; tall, one shared buffer).
 #   bash results/2026-12-06/session47/call8.sh     (device, repository root; writes $OUT)
-set -u
-OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  bash results/2026-12-06/session47/h200_call1.sh; exit
-fi
-nvidia-smi --query-gpu=name,uuid,power.limit --format=csv | tee "$OUT/card.txt"
+. results/2026-12-06/session47/h200_or_card.sh
 ab() {  # name cells arms vary
   mkdir -p "$OUT/$1"
   OUT=$OUT/$1 REFERENCE=winner ROUNDS=5 CELLS=$2 ARMS=$3 VARY=$4 timeout 200 python3 scripts/device/config_ab.py \

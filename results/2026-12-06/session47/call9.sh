@@ -4,13 +4,7 @@
 # 1.081x; int8 read 1.01 of bf16 in call 4's grid on tall), the row set where a twin won (serial_rows.py), then the
 # acceptance grid on the resulting winners (session 15's call4.sh) and the winners.csv it ran.
 #   bash results/2026-12-06/session47/call9.sh     (device, repository root; writes $OUT)
-set -u
-OUT=${OUT:-/tmp/out}
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  bash results/2026-12-06/session47/h200_call1.sh; exit
-fi
-nvidia-smi --query-gpu=name,uuid,power.limit --format=csv > "$OUT/card.txt"
+. results/2026-12-06/session47/h200_or_card.sh
 mkdir -p /tmp/int8
 OUT=/tmp/int8 REFERENCE=winner ROUNDS=5 CELLS=4096x12288:16384 ARMS=adamw-int8 \
   VARY="kernel=gluon_coop_tall,block_m=256,block_k=32,epilogue_stages=2;kernel=gluon_coop_tall,block_m=256,block_k=32,epilogue_stages=2,num_stages=6,fast_division=True" \
