@@ -5,12 +5,6 @@
 # (0.964x; cooperative), 4096 x 12288 AdamW bf16 BT 16384 (0.969x; tall, one shared buffer).
 #   bash results/2026-12-06/session47/call8.sh     (device, repository root; writes $OUT)
 . results/2026-12-06/session47/h200_or_card.sh
-ab() {  # name cells arms vary
-  mkdir -p "$OUT/$1"
-  OUT=$OUT/$1 REFERENCE=winner ROUNDS=5 CELLS=$2 ARMS=$3 VARY=$4 timeout 200 python3 scripts/device/config_ab.py \
-    > "$OUT/$1/ab.log" 2>&1
-  echo "== $1 rc $?"; sed -n '/^summary:/,$p' "$OUT/$1/ab.log"
-}
 ab small 1024x4096:1024 sgdm-bf16,lion-bf16 \
   "tile_ring=3;tile_ring=3,fast_division=True,first_fill_after=2;num_stages=8;serial_fills=True"
 ab sgdm16k 12288x4096:16384 sgdm-bf16 \
