@@ -1,6 +1,7 @@
 # Sourced by session 47's calls 2, 4, 6, 8, 9 and 10 (their shared first lines, moved here after they ran): the
 # environment; on an H200 h200_call1.sh runs instead of the rest of the call; on any other card its name, UUID
-# and power limit go to $OUT/card.txt (call 2 wrote its name only) and the call goes on; ``ab`` runs one config_ab.py comparison (calls 8 and 10).
+# and power limit go to $OUT/card.txt (call 2 wrote its name only) and the call goes on. ``ab`` runs one
+# config_ab.py comparison (calls 8 and 10).
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
