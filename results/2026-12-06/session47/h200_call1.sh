@@ -7,12 +7,13 @@
 # the tall config (on an H100 in session 47, call 3: 1.125x, the grid's method 62.7% against 55.7%), set the same
 # way. winners.csv and the logs come back in $OUT.
 #   bash results/2026-12-06/session47/h200_call1.sh     (device, repository root; writes $OUT)
+#   TWINS_ONLY=1 skips the serial part (~2 minutes instead of ~6, for a short budget).
 set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 FORGE_AUTOTUNE=0
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || {
   nvidia-smi --query-gpu=name --format=csv,noheader; echo "not an H200: stopped"; exit 0; }
-PARTS=serial bash results/2026-12-06/session46/h200.sh
+[ "${TWINS_ONLY:-0}" = 1 ] || PARTS=serial bash results/2026-12-06/session46/h200.sh
 mkdir -p "$OUT/lm16k"
 OUT=$OUT/lm16k REFERENCE=winner VARY="kernel=gluon_coop_tall,block_m=256,block_k=32,epilogue_stages=2" ROUNDS=5 \
   CELLS=151936x4096:16384 ARMS=adamw-int8 timeout 200 python3 scripts/device/config_ab.py > "$OUT/lm16k/ab.log" 2>&1
