@@ -136,9 +136,13 @@ def environment() -> dict:
     import triton
 
     props = torch.cuda.get_device_properties(0) if torch.cuda.is_available() else None
+    uuid = getattr(props, "uuid", None)
     return {
         "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
         "device": props.name if props else "cpu",
+        # the card itself, as nvidia-smi names it: cards of one kind have ranked the same tile configs
+        # apart (docs/kernel.md, "On an H100"), so a measurement is tied to its card
+        "card": f"GPU-{uuid}" if uuid else "",
         "sms": props.multi_processor_count if props else 0,
         "arch": arch_of(0) if props else "",
     }

@@ -433,6 +433,8 @@ def _provenance(csv_path: str, out_dir: str) -> str:
     ``ceilings.json``), its CSV, and the command that writes the report again."""
     measured_on = ceilings_beside(csv_path)
     where = measured_on.get("device", "a device its CSV does not name (no ceilings.json beside it)")
+    if measured_on.get("card"):
+        where += f" (card {measured_on['card']})"
     if "copy_gbps" in measured_on:
         where += (f": copy {measured_on['copy_gbps']:,.0f} GB/s, cuBLAS bf16 {measured_on['bf16_tflops']:.0f} "
                   f"TFLOP/s, torch {measured_on.get('torch', '?')}, Triton {measured_on.get('triton', '?')}")

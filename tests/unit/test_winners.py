@@ -255,6 +255,13 @@ def test_report_and_winners_take_the_swept_best_of_current_configs(tmp_path):
         f"(`{tmp_path / 'kernel.csv'}`). Regenerate: `python -m forge_mcore.bench.kernel --report "
         f"{tmp_path / 'kernel.csv'} --out {tmp_path / 'report'}`.")
     assert (tmp_path / "report" / "kernel_table.md").read_text() == table + "\n"
+    # a call that recorded its card (``bench.common.environment``) names it too
+    (tmp_path / "ceilings.json").write_text('{"copy_gbps": 3026.6, "bf16_tflops": 793.7, "torch": "2.11.0", '
+                                            '"triton": "3.6.0", "device": "NVIDIA H100 80GB HBM3", '
+                                            '"card": "GPU-fa94f608-79ee-53ff-b4c2-7412111c8c48"}')
+    table = write_report(str(tmp_path / "kernel.csv"), str(tmp_path / "report"))
+    assert table.startswith("Measured on NVIDIA H100 80GB HBM3 (card GPU-fa94f608-79ee-53ff-b4c2-7412111c8c48): "
+                            "copy 3,027 GB/s")
 
 
 def test_acceptance_counts_each_target_and_pairs_int8_with_bf16_within_one_call(tmp_path):
