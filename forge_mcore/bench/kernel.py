@@ -90,8 +90,13 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
     fn = _lion_step
     label = "torch.compile Lion"
     try:
-        fn = torch.compile(_lion_step, fullgraph=True)
-        fn([p.detach() for p in params[:1]], [params[0].grad], [torch.zeros_like(params[0])],
+        # each cell's own static-shape compile, the best torch.compile does for its shapes: with one dynamo
+        # cache across cells a later cell recompiled with dynamic shapes (automatic dynamic, which PGO carries
+        # across runs) and served the cells after it; the baseline read up to 1.5x slower in some device calls
+        # than in others (session 47), which would inflate Lion's speedups
+        torch._dynamo.reset()
+        fn = torch.compile(_lion_step, fullgraph=True, dynamic=False)
+        fn([params[0].detach().clone()], [params[0].grad], [torch.zeros_like(params[0])],  # (a copy: not stepped)
            hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)
     except Exception as exc:  # no compiler on this machine: eager foreach-free fallback
         print(f"torch.compile unavailable for the Lion baseline ({exc}); using eager", file=sys.stderr)

@@ -98,6 +98,34 @@ def test_a_cells_ratios_follow_the_issues_definitions(monkeypatch, copy_gbps, tf
     assert cell.mainloop_eff == pytest.approx(75.0)
 
 
+def test_the_lion_baseline_is_compiled_for_each_cells_shapes_and_steps_as_the_eager_rule():
+    """Lion's baseline (torch.compile'd: torch has no Lion) gets a static-shape compile of its own in every cell:
+    with one dynamo cache across cells, a later cell recompiled with dynamic shapes and then served every shape
+    after it (automatic dynamic; the third cell here compiled nothing). Each cell's step is the eager rule's,
+    bf16 rounding aside, and building the baseline steps no weight."""
+    from torch._dynamo.utils import counters
+
+    from forge_mcore.bench.kernel import _baseline, _lion_step
+
+    hp = dict(lr=0.1, weight_decay=0.1)  # an update (0.1) above the roundings' gap on weights up to ~4
+    for rows in (8, 24, 40):
+        params = [torch.nn.Parameter(torch.randn(rows, 16).bfloat16()) for _ in range(2)]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        start = [p.detach().clone() for p in params]
+        graphs = counters["stats"]["unique_graphs"]
+        step, label = _baseline("lion", params, hp)
+        step()
+        assert label == "torch.compile Lion"
+        assert counters["stats"]["unique_graphs"] == graphs + 2  # this cell's own: one weight, then both
+        eager, eager_m = [w.clone() for w in start], [torch.zeros_like(w) for w in start]
+        _lion_step(eager, [p.grad for p in params], eager_m, hp["lr"], hp["weight_decay"], 0.9, 0.99)
+        for p, w, w0 in zip(params, eager, start):
+            assert not torch.equal(p.detach(), w0)
+            # eager rounds to bf16 twice (the decay, then the update), the compiled step once: 1.5 ulp apart
+            torch.testing.assert_close(p.detach(), w, rtol=2 ** -6, atol=1e-3)
+
+
 def _bench_call(folder, cells, twins=None, sweep=()):
     """A benchmark call's kernel.csv (and ceilings.json, and a sweep.csv of (shape, BT, arm, config, ms))."""
     from forge_mcore.kernels.configs import CONFIGS
