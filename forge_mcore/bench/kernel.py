@@ -96,7 +96,8 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
         # than in others (session 47), which would inflate Lion's speedups
         torch._dynamo.reset()
         fn = torch.compile(_lion_step, fullgraph=True, dynamic=False)
-        fn([params[0].detach().clone()], [params[0].grad], [torch.zeros_like(params[0])],  # (a copy: not stepped)
+        # compiled here, on copies, for the very arguments the timed calls pass (one graph a cell)
+        fn([p.detach().clone() for p in params], [p.grad for p in params], [torch.zeros_like(p) for p in params],
            hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)
     except Exception as exc:  # no compiler on this machine: eager foreach-free fallback
         print(f"torch.compile unavailable for the Lion baseline ({exc}); using eager", file=sys.stderr)
