@@ -92,7 +92,7 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
     try:
         # each cell's own static-shape compile, the best torch.compile does for its shapes: with one dynamo
         # cache across cells a later cell recompiled with dynamic shapes (automatic dynamic, which PGO carries
-        # across runs) and served the cells after it; the baseline read up to 1.5x slower in some device calls
+        # across runs) and served the cells after it; the baseline read up to 1.7x slower in some device calls
         # than in others (session 47), which would inflate Lion's speedups
         torch._dynamo.reset()
         fn = torch.compile(_lion_step, fullgraph=True, dynamic=False)
