@@ -87,7 +87,7 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
         opt = torch.optim.SGD(params, fused=True, **hp)
         return opt.step, "torch SGD fused"
     exp_avgs = [torch.zeros_like(p) for p in params]
-    fn = _lion_step
+    scalars = (hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)
     label = "torch.compile Lion"
     try:
         # each cell's own static-shape compile, the best torch.compile does for its shapes: with one dynamo
@@ -98,12 +98,11 @@ def _baseline(kind: str, params: list[torch.Tensor], hp: dict):
         fn = torch.compile(_lion_step, fullgraph=True, dynamic=False)
         # compiled here, on copies, for the very arguments the timed calls pass (one graph a cell)
         fn([p.detach().clone() for p in params], [p.grad for p in params], [torch.zeros_like(p) for p in params],
-           hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)
+           *scalars)
     except Exception as exc:  # no compiler on this machine: eager foreach-free fallback
         print(f"torch.compile unavailable for the Lion baseline ({exc}); using eager", file=sys.stderr)
         fn, label = _lion_step, "eager Lion"
-    return (lambda: fn([p.detach() for p in params], [p.grad for p in params], exp_avgs,
-                       hp["lr"], hp.get("weight_decay", 0.0), 0.9, 0.99)), label
+    return (lambda: fn([p.detach() for p in params], [p.grad for p in params], exp_avgs, *scalars)), label
 
 
 def cell_operands(shape: str, bt: int, device: str = "cuda") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
