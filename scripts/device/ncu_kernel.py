@@ -28,6 +28,8 @@ def main() -> None:
     parser.add_argument("--cell", required=True, help="MxN:BT:arm, e.g. 4096x4096:512:adamw-bf16")
     parser.add_argument("--mainloop", action="store_true",
                         help="profile the same kernel and config with its epilogue compiled out (ops.wgrad_mainloop)")
+    parser.add_argument("--replace", default="",
+                        help="TileConfig fields to replace in the committed winner, e.g. num_stages=6")
     args = parser.parse_args()
     shape, bt, arm = args.cell.split(":")
     M, N = map(int, shape.split("x"))
@@ -36,14 +38,19 @@ def main() -> None:
     dy = torch.randn(int(bt), M, device="cuda", dtype=torch.bfloat16, generator=gen)
     x = torch.randn(int(bt), N, device="cuda", dtype=torch.bfloat16, generator=gen)
     tel = fm.StepTelemetry.zeros("cuda")
+    config = None  # the committed winner, looked up by the first step
     for _ in range(5):
         w = (torch.randn(M, N, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
         state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
-        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group(**hp)), telemetry=tel)
-        if args.mainloop:  # after the step, which tunes or looks up the config
-            ops.wgrad_mainloop(dy, x, w, sink=tel.sumsq, config=ops.tuned_config(dy, w, state), state=state)
+        if config is None:
+            config = ops.tuned_config(dy, w, state)
+            config = config.replaced(args.replace) if args.replace else config
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group(**hp)), telemetry=tel,
+                            config=config)
+        if args.mainloop:
+            ops.wgrad_mainloop(dy, x, w, sink=tel.sumsq, config=config, state=state)
     torch.cuda.synchronize()
-    print(f"[ncu_kernel] {args.cell} config {asdict(ops.tuned_config(dy, w, state))}", flush=True)
+    print(f"[ncu_kernel] {args.cell} config {asdict(config)}", flush=True)
 
 
 if __name__ == "__main__":

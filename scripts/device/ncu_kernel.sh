@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nsight Compute profiles of the fused step, one text report per cell, kernel choice and arm.
 #   device call: `bash scripts/device/ncu_kernel.sh` (env: CELLS, GLUON_FLAGS, ARMS, NCU_TIMEOUT per profile,
-#   SAMPLING: --warp-sampling-interval, 0 = every 32 cycles)
+#   SAMPLING: --warp-sampling-interval, 0 = every 32 cycles; REPLACE: TileConfig fields replaced in the winner,
+#   e.g. num_stages=6; SECTIONS: the ncu sections, default the seven below)
 # Each cell runs with the tuned config (FORGE_GLUON=1, the Gluon kernel where it applies) and the Triton
 # kernel (FORGE_GLUON=0); ARMS="step mainloop" also profiles the same kernel and config with its epilogue
 # compiled out (`ncu_kernel.py --mainloop`). The clocks are left alone (--clock-control none, METHOD.md).
@@ -18,17 +19,17 @@ CELLS=${CELLS:-"4096x4096:512:adamw-bf16 1024x4096:512:adamw-bf16"}
 for cell in $CELLS; do
   for gluon in ${GLUON_FLAGS:-1 0}; do
     for arm in ${ARMS:-step}; do
-      name=$(echo "$cell" | tr ':' '_')_gluon${gluon}_$arm
+      name=$(echo "$cell${REPLACE:+_$REPLACE}" | tr ':=,' '___')_gluon${gluon}_$arm
       # launches alternate step, main loop with --mainloop: -s 2 / -s 5 profile a third weight set's
       if [ "$arm" = mainloop ]; then skip=5; flag=--mainloop; else skip=2; flag=; fi
       FORGE_GLUON=$gluon timeout "${NCU_TIMEOUT:-100}" ncu --clock-control none -k regex:fused_step -s $skip -c 1 \
-        --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
-        --section SchedulerStats --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
+        ${SECTIONS:---section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+        --section SchedulerStats --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy} \
         ${SOURCE:+--section SourceCounters} ${SAMPLING:+--warp-sampling-interval $SAMPLING} -f -o "$OUT/ncu/$name" \
-        python3 scripts/device/ncu_kernel.py --cell "$cell" $flag > "$OUT/ncu/$name.log" 2>&1
+        python3 scripts/device/ncu_kernel.py --cell "$cell" $flag ${REPLACE:+--replace "$REPLACE"} > "$OUT/ncu/$name.log" 2>&1
       echo "[ncu_kernel.sh] $name exit $?"
       ncu -i "$OUT/ncu/$name.ncu-rep" --page details > "$OUT/ncu/$name.txt" 2>&1
-      grep -E "ncu_kernel\]|Duration|DRAM Throughput|L2 Cache Throughput|Memory Throughput|Compute \(SM\)|Issue Slots Busy|No Eligible|Registers Per|ERR" "$OUT/ncu/$name.txt" | head -20
+      grep -E "ncu_kernel\]|Duration|DRAM Throughput|L2 Cache Throughput|L2 Hit Rate|SM Frequency|Memory Throughput|Compute \(SM\)|Issue Slots Busy|No Eligible|Registers Per|ERR" "$OUT/ncu/$name.txt" | head -20
       if [ -n "${SOURCE:-}" ]; then
         ncu -i "$OUT/ncu/$name.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu/${name}_sass.csv" 2>&1
         gzip -f "$OUT/ncu/${name}_sass.csv"
