@@ -38,15 +38,15 @@ def main() -> None:
     dy = torch.randn(int(bt), M, device="cuda", dtype=torch.bfloat16, generator=gen)
     x = torch.randn(int(bt), N, device="cuda", dtype=torch.bfloat16, generator=gen)
     tel = fm.StepTelemetry.zeros("cuda")
-    config = None  # the committed winner, looked up by the first step
+    config = None  # the first step looks up the committed winner; ``--replace`` applies from the second
     for _ in range(5):
         w = (torch.randn(M, N, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
         state = fm.ForgeParamState.create(w, rule, hp, state_dtype, "bf16")
+        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group(**hp)), telemetry=tel,
+                            config=config)
         if config is None:
             config = ops.tuned_config(dy, w, state)
             config = config.replaced(args.replace) if args.replace else config
-        fm.fused_wgrad_step(dy, x, w, state, state.prepare_step(state.rule.make_group(**hp)), telemetry=tel,
-                            config=config)
         if args.mainloop:
             ops.wgrad_mainloop(dy, x, w, sink=tel.sumsq, config=config, state=state)
     torch.cuda.synchronize()
