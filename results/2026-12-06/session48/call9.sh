@@ -10,5 +10,5 @@ export TWINS_ONLY=1
 for replace in ${REPLACES:-"" num_stages=6}; do
   REPLACE=$replace CELLS=151936x4096:16384:adamw-int8 GLUON_FLAGS=1 ARMS=step NCU_TIMEOUT=130 \
     SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis" bash scripts/device/ncu_kernel.sh
-  mv "$OUT/ncu.tgz" "$OUT/ncu_${replace:-winner}.tgz"  # ncu_kernel.sh tars $OUT/ncu into ncu.tgz each time
+  mv "$OUT/ncu.tgz" "$OUT/ncu_$(echo "${replace:-winner}" | tr = _).tgz"  # ncu_kernel.sh tars $OUT/ncu each time
 done
