@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Prepared in session 48, not run (its device time was spent): the LM head at BT 16384 on an H100, where the slabs
+# miss L2 (session 48 calls 9-10: five-stage cooperative tall 66-69% hits, ~48 GB from DRAM per step against the
+# step's ~10 GB of unique bytes; six stages 49%, ~94 GB). Does the tile order move the misses, and does the H200's
+# tall int8 row (its rule hidden behind the other consumer's main loop, where cooperative tall exposes it: int8 ~5%
+# more cycles than bf16) lose on the H100 only through them? On an H200 session 47's h200_call1.sh runs instead.
+#   bash results/2026-12-06/session48/next_lm16k.sh     (device, repository root; writes $OUT)
+. results/2026-12-06/session47/h200_or_card.sh
+TALL="kernel=gluon_tall,block_m=128,block_k=64,epilogue_stages=1"  # the H200's int8 row there
+ab order 151936x4096:16384 adamw-int8 "group_m=4;group_m=16;$TALL;$TALL,num_stages=4"
+for replace in group_m=16 "$TALL"; do
+  REPLACE=$replace CELLS=151936x4096:16384:adamw-int8 GLUON_FLAGS=1 ARMS=step NCU_TIMEOUT=130 \
+    SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis" bash scripts/device/ncu_kernel.sh
+  mv "$OUT/ncu.tgz" "$OUT/ncu_$(echo "$replace" | tr '=,' '__').tgz"
+done
