@@ -8,6 +8,8 @@ tuned config (``FORGE_GLUON=0`` keeps to the Triton kernel). Five steps on five 
 sets (the first compiles), so ``-s 2`` profiles a step whose weight and states are not in
 L2 from the step before. ``--mainloop`` follows each step with the same kernel and config, its
 epilogue compiled out (profile it with ``-k regex:fused_step -s 5``: launches alternate).
+``--replace num_stages=6`` runs every launch after the first (which looks the winner up) on the
+winner with those ``TileConfig`` fields replaced.
 ``scripts/device/ncu_kernel.sh`` runs it over several cells.
 """
 

@@ -8,8 +8,4 @@
 . results/2026-12-06/session47/h200_or_card.sh
 TALL="kernel=gluon_tall,block_m=128,block_k=64,epilogue_stages=1"  # the H200's int8 row there
 ab order 151936x4096:16384 adamw-int8 "group_m=4;group_m=16;$TALL;$TALL,num_stages=4"
-for replace in group_m=16 "$TALL"; do
-  REPLACE=$replace CELLS=151936x4096:16384:adamw-int8 GLUON_FLAGS=1 ARMS=step NCU_TIMEOUT=130 \
-    SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis" bash scripts/device/ncu_kernel.sh
-  mv "$OUT/ncu.tgz" "$OUT/ncu_$(echo "$replace" | tr '=,' '__').tgz"
-done
+REPLACES="group_m=16 $TALL" bash results/2026-12-06/session48/call9.sh  # Nsight, one profile each
