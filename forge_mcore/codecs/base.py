@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 
 import torch
 
+from ..registry import Registry
+
 
 @dataclass
 class EncodedState:
@@ -85,26 +87,19 @@ class StateCodec:
 # codes in whole blocks, int8's in fragment order (``blockwise.py``).
 CODES_VERSION = 2
 
-_REGISTRY: dict[str, StateCodec] = {}
+CODECS: Registry[StateCodec] = Registry(StateCodec, "state_dtype")
 
 
 def register(codec_cls: type[StateCodec]) -> type[StateCodec]:
-    codec = codec_cls()
-    _REGISTRY[codec.name] = codec
+    """Class decorator: add one instance of ``codec_cls`` to the registry."""
+    CODECS.add(codec_cls())
     return codec_cls
 
 
 def get_codec(name: str | StateCodec) -> StateCodec:
-    """The state codec called ``name`` (``"fp32"``, ``"bf16"``, ``"int8"``, ``"fp8"``)."""
-    if isinstance(name, StateCodec):
-        return name
-    if not isinstance(name, str):
-        raise TypeError(f"state_dtype must be a codec name, one of {available_codecs()}, got {name!r}")
-    key = name.lower()
-    if key not in _REGISTRY:
-        raise ValueError(f"unknown state_dtype {name!r}; available: {available_codecs()}")
-    return _REGISTRY[key]
+    """The state codec called ``name`` (``"fp32"``, ``"bf16"``, ``"int8"``, ``"fp8"``), or ``name`` itself."""
+    return CODECS.get(name)
 
 
 def available_codecs() -> list[str]:
-    return sorted(_REGISTRY)
+    return CODECS.names()

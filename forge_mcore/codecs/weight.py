@@ -23,6 +23,7 @@ import triton.language as tl
 
 from ..kernels.tile_io import load_tile, store_tile, tile_index
 from ..kernels.tl_bits import bf16_to_f32, f32_to_bf16_rne, f32_to_bf16_stochastic
+from ..registry import Registry
 
 
 @triton.jit
@@ -116,20 +117,18 @@ def stochastic_round_bf16(x: torch.Tensor, generator: torch.Generator | None = N
     return ((bits + noise) & -65536).view(torch.float32).to(torch.bfloat16)
 
 
-_STORES = {cls.name: cls() for cls in (FP32Store, BF16Store, BF16StochasticStore, FP32MasterStore)}
+_STORES: Registry[WeightStore] = Registry(WeightStore, "weight_store")
+for _store in (FP32Store, BF16Store, BF16StochasticStore, FP32MasterStore):
+    _STORES.add(_store())
 
 
 def get_weight_store(name: str | WeightStore) -> WeightStore:
-    """The weight store called ``name`` (``fp32``, ``bf16``, ``bf16_sr``, ``fp32_master``)."""
-    if isinstance(name, WeightStore):
-        return name
-    if not isinstance(name, str) or name.lower() not in _STORES:
-        raise ValueError(f"unknown weight_store {name!r}; available: {available_weight_stores()}")
-    return _STORES[name.lower()]
+    """The weight store called ``name`` (``fp32``, ``bf16``, ``bf16_sr``, ``fp32_master``), or ``name`` itself."""
+    return _STORES.get(name)
 
 
 def available_weight_stores() -> list[str]:
-    return sorted(_STORES)
+    return _STORES.names()
 
 
 def default_weight_store(weight: torch.Tensor) -> str:

@@ -34,6 +34,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ..registry import Registry
+
 MAX_STATE_SLOTS = 3
 MAX_HYPER = 11  # per-step scalars a rule may declare (``load_hyper`` reads this many)
 
@@ -167,35 +169,26 @@ def load_hyper(hyper_ptr, COUNT: tl.constexpr):
             _hyper(hyper_ptr, 9, COUNT), _hyper(hyper_ptr, 10, COUNT))
 
 
-_REGISTRY: dict[str, Rule] = {}
+RULES: Registry[Rule] = Registry(Rule, "rule")
 
 
 def register(rule_cls: type[Rule]) -> type[Rule]:
-    """Class decorator: add one instance of ``rule_cls`` to the registry."""
+    """Class decorator: add one instance of ``rule_cls`` to the registry, once it declares what the kernels read."""
     rule = rule_cls()
-    if rule.name in _REGISTRY:
-        raise ValueError(f"rule {rule.name!r} registered twice")
     for name, value in (("hyper_names", rule.hyper_names), ("defaults", rule.defaults)):
         if not value:
             raise ValueError(f"rule {rule.name!r} declares no {name}")
     if len(rule.hyper_names) > MAX_HYPER:
         raise ValueError(f"rule {rule.name!r} declares {len(rule.hyper_names)} per-step scalars; the kernels read "
                          f"at most MAX_HYPER = {MAX_HYPER} (raise it and extend load_hyper)")
-    _REGISTRY[rule.name] = rule
+    RULES.add(rule)
     return rule_cls
 
 
 def get_rule(rule: str | Rule) -> Rule:
     """The registered rule called ``rule`` (case-insensitive), or ``rule`` itself."""
-    if isinstance(rule, Rule):
-        return rule
-    if not isinstance(rule, str):
-        raise TypeError(f"rule must be a rule name or a Rule, got {type(rule).__name__}")
-    key = rule.lower()
-    if key not in _REGISTRY:
-        raise ValueError(f"unknown rule {rule!r}; available: {available_rules()}")
-    return _REGISTRY[key]
+    return RULES.get(rule)
 
 
 def available_rules() -> list[str]:
-    return sorted(_REGISTRY)
+    return RULES.names()

@@ -199,6 +199,18 @@ def test_unknown_names_raise():
         get_codec("int4")
     with pytest.raises(ValueError, match="available"):
         get_weight_store("fp16")
+    with pytest.raises(TypeError, match="state_dtype"):
+        get_codec(8)
+    with pytest.raises(TypeError, match="weight_store"):
+        get_weight_store(torch.bfloat16)
+
+
+def test_a_codec_name_cannot_be_registered_twice():
+    from forge_mcore.codecs.base import register
+
+    with pytest.raises(ValueError, match="registered twice"):
+        register(type(get_codec("int8")))
+    assert get_codec("INT8") is get_codec("int8")
 
 
 def test_stochastic_rounding_is_unbiased_and_has_no_dead_zone():
