@@ -9,6 +9,7 @@
 # states, so ~1.75x lockstep's slab bytes. If the excess is the SMs' spread along K, group_m 4 and 16 read about
 # as much more as the model says and run no faster; only an order that keeps the SMs together would.
 #   bash results/2026-12-06/session48/next_lm16k.sh     (device, repository root; writes $OUT)
+# Session 49 ran its first half (results/2026-12-06/session49/call1.sh, its device time cut by failed starts).
 . results/2026-12-06/session47/h200_or_card.sh
 TALL="kernel=gluon_tall,block_m=128,block_k=64,epilogue_stages=1"  # the H200's int8 row there
 ab order 151936x4096:16384 adamw-int8 "group_m=4;group_m=16;$TALL;$TALL,num_stages=4"
