@@ -34,8 +34,7 @@ class Registry(Generic[T]):
         if isinstance(name, self.kind):
             return name
         if not isinstance(name, str):
-            raise TypeError(f"{self.what} must be one of {self.names()} or a {self.kind.__name__}, "
-                            f"got {type(name).__name__}")
+            raise TypeError(f"{self.what} must be a name, one of {self.names()}, got {name!r}")
         if name.lower() not in self._items:
             raise ValueError(f"unknown {self.what} {name!r}; available: {self.names()}")
         return self._items[name.lower()]
