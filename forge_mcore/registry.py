@@ -29,6 +29,11 @@ class Registry(Generic[T]):
         self._items[name] = item
         return item
 
+    def register(self, cls: type[T]) -> type[T]:
+        """Class decorator: add one instance of ``cls``."""
+        self.add(cls())
+        return cls
+
     def get(self, name: "str | T") -> T:
         """The instance called ``name`` (case-insensitive), or ``name`` itself if it is one."""
         if isinstance(name, self.kind):

@@ -88,12 +88,7 @@ class StateCodec:
 CODES_VERSION = 2
 
 CODECS: Registry[StateCodec] = Registry(StateCodec, "state_dtype")
-
-
-def register(codec_cls: type[StateCodec]) -> type[StateCodec]:
-    """Class decorator: add one instance of ``codec_cls`` to the registry."""
-    CODECS.add(codec_cls())
-    return codec_cls
+register = CODECS.register  # class decorator of each codec
 
 
 def get_codec(name: str | StateCodec) -> StateCodec:

@@ -81,16 +81,22 @@ class WeightStore:
         weight.copy_(w)  # copy_ to bf16 rounds to nearest even
 
 
+_STORES: Registry[WeightStore] = Registry(WeightStore, "weight_store")
+
+
+@_STORES.register
 class FP32Store(WeightStore):
     name, weight_dtype = "fp32", torch.float32
     triton_load, triton_store = fp32_weight_load, fp32_weight_store
 
 
+@_STORES.register
 class BF16Store(WeightStore):
     name, weight_dtype = "bf16", torch.bfloat16
     triton_load, triton_store = bf16_weight_load, bf16_weight_store
 
 
+@_STORES.register
 class BF16StochasticStore(WeightStore):
     name, weight_dtype, stochastic = "bf16_sr", torch.bfloat16, True
     triton_load, triton_store = bf16_weight_load, bf16_sr_weight_store
@@ -100,6 +106,7 @@ class BF16StochasticStore(WeightStore):
         weight.copy_(stochastic_round_bf16(w, generator))
 
 
+@_STORES.register
 class FP32MasterStore(WeightStore):
     name, weight_dtype, has_master = "fp32_master", torch.bfloat16, True
     triton_load, triton_store = master_weight_load, master_weight_store
@@ -115,11 +122,6 @@ def stochastic_round_bf16(x: torch.Tensor, generator: torch.Generator | None = N
     bits = x.float().contiguous().view(torch.int32)
     noise = torch.randint(0, 1 << 16, bits.shape, dtype=torch.int32, device=x.device, generator=generator)
     return ((bits + noise) & -65536).view(torch.float32).to(torch.bfloat16)
-
-
-_STORES: Registry[WeightStore] = Registry(WeightStore, "weight_store")
-for _store in (FP32Store, BF16Store, BF16StochasticStore, FP32MasterStore):
-    _STORES.add(_store())
 
 
 def get_weight_store(name: str | WeightStore) -> WeightStore:
