@@ -2,12 +2,17 @@
 
     python3 scripts/device/config_ab.py        # device; env CELLS, ARMS, ROUNDS
     -> one JSON line per cell and config, and $OUT/config_ab.csv
+    CHECK=1 DEVICE="NVIDIA H100 80GB HBM3" python3 scripts/device/config_ab.py   # no GPU: VARY checked, then stop
 
 The arms are a reference and every config in ``CANDIDATES``: the first ``gluon_ws`` config of
 ``CONFIGS``, or with REFERENCE=winner the config a step picks for the cell (its committed
 winner). With VARY="f=v[,f=v...];..." the arms are the reference and, per ";"-separated
 alternative, the reference with those TileConfig fields replaced instead
 (VARY="group_m=16;group_m=1024": the tile order; a duplicate of the reference is dropped).
+Before any tensor is made, every VARY alternative is applied to each reference it could meet on the
+card (DEVICE, else the GPU's name): the ``gluon_ws`` reference, or with REFERENCE=winner the card's
+committed winners of each cell and arm (``check_vary``); a replacement that makes an invalid config stops the run with
+TileConfig's error (CHECK=1: on the development machine, before device time is spent on it).
 WARM_ONLY=1 stops after the bits (it compiles every arm: run cells in parallel processes first,
 so the timed run finds them in Triton's cache).
 Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the same weight and
@@ -33,7 +38,8 @@ import torch
 import forge_mcore as fm
 from forge_mcore.bench.common import rotation_count, time_graph
 from forge_mcore.bench.kernel import ARMS
-from forge_mcore.kernels.configs import CANDIDATES, CONFIGS
+from forge_mcore.kernels import winners
+from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, TileConfig
 
 GLUON_REFERENCE = next(c for c in CONFIGS if c.kernel == "gluon_ws")
 CELLS = os.environ.get("CELLS", "4096x4096:1024,12288x4096:1024,4096x4096:512,1024x4096:1024").split(",")
@@ -52,6 +58,32 @@ def _arms(reference) -> list:
         if arm not in arms:
             arms.append(arm)
     return arms
+
+
+def committed_winners(cell: str, arm: str, device: str) -> list[TileConfig]:
+    """The committed winners a step on ``device`` may pick for a cell (``MxN:BT``) and arm: that card's rows, or
+    with none every card's (``winners.lookup`` falls back to another card of the architecture)."""
+    shape, bt = cell.split(":")
+    out_features, in_features = shape.split("x")
+    rule, state_dtype, _, _ = ARMS[arm]
+    key = ("step", out_features, in_features, str(1 << (int(bt) - 1).bit_length()))
+    rows = [(card, cfg) for card, _, cells, cfg, _ in winners.read()
+            if cells[:4] == key and (cells[7], cells[9]) == (rule, state_dtype)]
+    own = [cfg for card, cfg in rows if card == device]
+    return own or [cfg for _, cfg in rows]
+
+
+def check_vary(device: str) -> int:
+    """Apply every VARY alternative to each reference the cells and arms could meet on ``device`` (with
+    REFERENCE=winner its ``committed_winners``, else the ``gluon_ws`` reference): TileConfig's ValueError, naming
+    the config and what to change, before any tensor is made. Returns how many references were checked."""
+    if os.environ.get("REFERENCE") != "winner":
+        references = {GLUON_REFERENCE}
+    else:
+        references = {cfg for cell in CELLS for arm in ARM_NAMES for cfg in committed_winners(cell, arm, device)}
+    for reference in references:
+        _arms(reference)
+    return len(references)
 
 
 def run_cell(cell: str, arm: str) -> list[dict]:
@@ -108,6 +140,14 @@ def run_cell(cell: str, arm: str) -> list[dict]:
 
 
 def main() -> None:
+    device = os.environ.get("DEVICE") or (torch.cuda.get_device_name() if torch.cuda.is_available() else "")
+    if not device:
+        cards = sorted({card for card, *_ in winners.read()})
+        raise SystemExit(f"no GPU here: name the card whose winners VARY is checked against, DEVICE=one of {cards}")
+    checked = check_vary(device)
+    if os.environ.get("CHECK"):
+        print(f"VARY applies to all {checked} references of {CELLS} x {ARM_NAMES} on {device}")
+        return
     os.environ.setdefault("FORGE_AUTOTUNE", "0")
     rows = []
     out = os.environ.get("OUT", ".")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -401,3 +405,25 @@ def test_tuned_config_reports_the_choice_of_the_current_forge_gluon_setting(monk
     assert ops.tuned_config(dy, w, state) == gluon_cfg
     monkeypatch.setenv("FORGE_GLUON", "0")
     assert ops.tuned_config(dy, w, state) == triton_cfg
+
+
+def _config_ab_check(**env: str) -> subprocess.CompletedProcess:
+    """``scripts/device/config_ab.py`` with CHECK=1 (no GPU work) and ``env``."""
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "device", "config_ab.py")
+    return subprocess.run([sys.executable, script], env={**os.environ, "CHECK": "1", **env}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_config_ab_refuses_a_replacement_its_cells_winner_cannot_take_before_any_tensor():
+    """Session 50 spent a device call learning that a cooperative-tall row takes neither one epilogue stage nor
+    prefetch: the script checks VARY against the card's committed winners of its cells first."""
+    card = "NVIDIA H100 80GB HBM3"
+    cell = dict(DEVICE=card, REFERENCE="winner", CELLS="151936x4096:16384", ARMS="adamw-int8")
+    assert winners.load(winners.WINNERS_CSV)[(card, "sm_90")], "the H100's rows are the references here"
+    refused = _config_ab_check(**cell, VARY="tile_fill=lsu;epilogue_stages=1")
+    assert refused.returncode != 0 and "ValueError" in refused.stderr and "epilogue_stages" in refused.stderr
+    accepted = _config_ab_check(**cell, VARY="tile_fill=lsu;block_k=64,num_stages=3")
+    assert accepted.returncode == 0, accepted.stderr
+    assert f"VARY applies to all 1 references of ['151936x4096:16384'] x ['adamw-int8'] on {card}" in accepted.stdout
+    unnamed = _config_ab_check(**{**cell, "DEVICE": ""}, CUDA_VISIBLE_DEVICES="", VARY="group_m=4")
+    assert unnamed.returncode != 0 and "DEVICE=one of" in unnamed.stderr
