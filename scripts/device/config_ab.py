@@ -67,8 +67,8 @@ def committed_winners(cell: str, arm: str, device: str) -> list[TileConfig]:
     out_features, in_features = shape.split("x")
     rule, state_dtype, _, _ = ARMS[arm]
     key = ("step", out_features, in_features, str(1 << (int(bt) - 1).bit_length()))
-    rows = [(card, cfg) for card, _, cells, cfg, _ in winners.read()
-            if cells[:4] == key and (cells[7], cells[9]) == (rule, state_dtype)]
+    rows = [(card, cfg) for (card, _), table in winners.load(winners.WINNERS_CSV).items()
+            for cells, cfg in table.items() if cells[:4] == key and (cells[7], cells[9]) == (rule, state_dtype)]
     own = [cfg for card, cfg in rows if card == device]
     return own or [cfg for _, cfg in rows]
 
@@ -142,7 +142,7 @@ def run_cell(cell: str, arm: str) -> list[dict]:
 def main() -> None:
     device = os.environ.get("DEVICE") or (torch.cuda.get_device_name() if torch.cuda.is_available() else "")
     if not device:
-        cards = sorted({card for card, *_ in winners.read()})
+        cards = sorted(card for card, _ in winners.load(winners.WINNERS_CSV))
         raise SystemExit(f"no GPU here: name the card whose winners VARY is checked against, DEVICE=one of {cards}")
     checked = check_vary(device)
     if os.environ.get("CHECK"):
