@@ -12,20 +12,16 @@ The numbered files depend on compile_check's order: the int8 and bf16 AdamW ``gl
 from __future__ import annotations
 
 import collections
-import re
+import os
 import sys
 
-_LINE = re.compile(r"\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+)")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
+from sass_stalls import opcode, read_dump  # noqa: E402
 
 
 def opcodes(path: str, start: int, end: int) -> collections.Counter:
-    counts: collections.Counter = collections.Counter()
-    with open(path) as f:
-        for line in f:
-            m = _LINE.match(line)
-            if m and start <= int(m.group(1), 16) <= end:
-                counts[m.group(2)] += 1
-    return counts
+    """Opcode counts of the instructions at addresses start..end of a ``.sass`` listing."""
+    return collections.Counter(opcode(text) for address, text in read_dump(path) if start <= address <= end)
 
 
 def main() -> None:
