@@ -8,6 +8,8 @@ tuned config (``FORGE_GLUON=0`` keeps to the Triton kernel). Five steps on five 
 sets (the first compiles), so ``-s 2`` profiles a step whose weight and states are not in
 L2 from the step before. ``--mainloop`` follows each step with the same kernel and config, its
 epilogue compiled out (profile it with ``-k regex:fused_step -s 5``: launches alternate).
+``--nan-grad`` gives every step a NaN dY: each tile's rule is skipped, its weight and state tiles
+still move (``scripts/device/rule_cost.py``'s "nan" arm).
 ``--replace num_stages=6`` runs every launch after the first (which looks the winner up) on the
 winner with those ``TileConfig`` fields replaced.
 ``scripts/device/ncu_kernel.sh`` runs it over several cells.
@@ -32,6 +34,8 @@ def main() -> None:
                         help="profile the same kernel and config with its epilogue compiled out (ops.wgrad_mainloop)")
     parser.add_argument("--replace", default="",
                         help="TileConfig fields to replace in the committed winner, e.g. num_stages=6")
+    parser.add_argument("--nan-grad", action="store_true",
+                        help="a NaN dY: every tile's rule skipped, its tiles still loaded and stored")
     args = parser.parse_args()
     shape, bt, arm = args.cell.split(":")
     M, N = map(int, shape.split("x"))
@@ -39,6 +43,8 @@ def main() -> None:
     gen = torch.Generator(device="cuda").manual_seed(0)
     dy = torch.randn(int(bt), M, device="cuda", dtype=torch.bfloat16, generator=gen)
     x = torch.randn(int(bt), N, device="cuda", dtype=torch.bfloat16, generator=gen)
+    if args.nan_grad:
+        dy.fill_(float("nan"))
     tel = fm.StepTelemetry.zeros("cuda")
     config = None  # the first step looks up the committed winner; ``--replace`` applies from the second
     for _ in range(5):

@@ -5,7 +5,8 @@
 #   e.g. num_stages=6; SECTIONS: the ncu sections, default the seven below)
 # Each cell runs with the tuned config (FORGE_GLUON=1, the Gluon kernel where it applies) and the Triton
 # kernel (FORGE_GLUON=0); ARMS="step mainloop" also profiles the same kernel and config with its epilogue
-# compiled out (`ncu_kernel.py --mainloop`). The clocks are left alone (--clock-control none, METHOD.md).
+# compiled out (`ncu_kernel.py --mainloop`), ARMS=nan the step with a NaN dY (every tile's rule skipped, its
+# tiles still moved: `ncu_kernel.py --nan-grad`). The clocks are left alone (--clock-control none, METHOD.md).
 # Writes $OUT/ncu.tgz: per profile <name>.ncu-rep, <name>.txt (every section's details) and, with
 # SOURCE=1, <name>_sass.csv.gz (per SASS instruction: warp-stall samples by reason, from SourceCounters),
 # whose loops `scripts/sass_stalls.py` sums (printed here). Set SAMPLING=0 for stall samples: ncu's automatic
@@ -21,7 +22,7 @@ for cell in $CELLS; do
     for arm in ${ARMS:-step}; do
       name=$(echo "$cell${REPLACE:+_$REPLACE}" | tr ':=,' '___')_gluon${gluon}_$arm
       # launches alternate step, main loop with --mainloop: -s 2 / -s 5 profile a third weight set's
-      if [ "$arm" = mainloop ]; then skip=5; flag=--mainloop; else skip=2; flag=; fi
+      case $arm in mainloop) skip=5; flag=--mainloop ;; nan) skip=2; flag=--nan-grad ;; *) skip=2; flag= ;; esac
       FORGE_GLUON=$gluon timeout "${NCU_TIMEOUT:-100}" ncu --clock-control none -k regex:fused_step -s $skip -c 1 \
         ${SECTIONS:---section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
         --section SchedulerStats --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy} \
