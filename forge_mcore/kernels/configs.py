@@ -19,6 +19,8 @@ GLUON_KERNELS = ("gluon_ws", "gluon_coop", "gluon_tall", "gluon_coop_tall")
 # 64-row blocks of a tile per Gluon schedule (``TileConfig.row_blocks``).
 _ROW_BLOCKS = {"gluon_ws": 1, "gluon_coop": 2, "gluon_tall": 2, "gluon_coop_tall": 4}
 KERNELS = ("triton", *GLUON_KERNELS)
+# The longest ``TileConfig.wave_sync`` wait, in cycles (~0.6 ms: longer than a tile at BT 16384).
+WAVE_SYNC_MAX = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,11 @@ class TileConfig:
     # issued after two fills waited about twice as long: session 45's slab probe). On an H100
     # 1.007-1.025x on AdamW's two-buffer rings at BT 1024, 0.89-1.00x on three-buffer ones at BT 512.
     serial_fills: bool = False
+    # A Gluon kernel's programs start each round of tiles (a program's i-th tile) together: each
+    # waits at most this many cycles (0: not at all) for the others to reach the round. In step,
+    # a round's programs read each dY and X slab at the same k, once from HBM; apart, a tall
+    # tile's slabs miss L2 (session 51: the LM head at BT 16384 read 40-82 GB a step from DRAM).
+    wave_sync: int = 0
 
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
@@ -101,6 +108,10 @@ class TileConfig:
                              f"fill waits for: {self}")
         if type(self.serial_fills) is not bool or self.serial_fills and not self.tile_ring:
             raise ValueError(f"serial_fills is a tile ring's (tile_ring 2 or 3): {self}")
+        if type(self.wave_sync) is not int or not 0 <= self.wave_sync <= WAVE_SYNC_MAX or (
+                self.wave_sync and self.kernel not in GLUON_KERNELS):
+            raise ValueError(f"wave_sync is a Gluon kernel's wait in cycles (0 to {WAVE_SYNC_MAX}) for the other "
+                             f"programs at each round of tiles: {self}")
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2

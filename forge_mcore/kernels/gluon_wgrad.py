@@ -455,8 +455,7 @@ TRACE_PHASES = gl.constexpr(len(TRACE_PHASE_NAMES))
 def _stamp(trace_ptr, j, PHASE: gl.constexpr, CONSUMER: gl.constexpr, TRACE_TILES: gl.constexpr):
     if TRACE_TILES > 0:
         if j < TRACE_TILES:
-            now = gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=gl.int64, is_pure=False,
-                                            pack=1)
+            now = _clock()
             gl.store(trace_ptr + ((gl.program_id(0) * 2 + CONSUMER) * TRACE_TILES + j) * TRACE_PHASES + PHASE, now)
 
 
@@ -490,8 +489,39 @@ def _ws_unit(u, M, N, ROWS: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.con
 
 
 @gluon.jit
-def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
-                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr, PDL: gl.constexpr):
+def _clock():
+    return gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=gl.int64, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _wave_wait(wave_ptr, i, tiles, WAVE_SYNC: gl.constexpr):
+    """``TileConfig.wave_sync``: this program's slab producer arrives at its round ``i`` (its tile
+    ``i``) and waits until every program has, or WAVE_SYNC cycles have passed. A round's programs
+    then stream the same dY and X slabs at the same k, which L2 serves once; apart, each reads its
+    own from HBM (session 51: the LM head's DRAM reads at BT 16384 40-82 GB a step, with ~26 GB
+    for lock-step rounds). A throttle only: what the kernel computes does not depend on it, and
+    the timeout bounds a wait on programs that are not running (an SM taken by another kernel)."""
+    gl.atomic_add(wave_ptr, 1, sem="relaxed")
+    # arrivals at rounds 0..i: every program's at each full round, the last round's programs'
+    target = gl.minimum((i + 1) * gl.num_programs(0), tiles)
+    start = _clock()
+    while (gl.load(wave_ptr, volatile=True) < target) & (_clock() - start < WAVE_SYNC):
+        pass
+
+
+@gluon.jit
+def _wave_done(wave_ptr):
+    """The last program past its last round zeroes the wave counters for the next launch: every
+    other program's arrivals and waits are over by then."""
+    if gl.atomic_add(wave_ptr + 1, 1, sem="acq_rel") == gl.num_programs(0) - 1:
+        gl.atomic_xchg(wave_ptr, 0, sem="relaxed")
+        gl.atomic_xchg(wave_ptr + 1, 0, sem="relaxed")
+
+
+@gluon.jit
+def _ws_slab_producer(descs, tile_bufs, ring, bars, wave_ptr, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
+                      HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr, WAVE_SYNC: gl.constexpr,
+                      PDL: gl.constexpr):
     _after_prior_grids(PDL)
     dy_desc, x_desc, tile_descs = descs
     a_ring, b_ring = ring
@@ -504,11 +534,15 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constex
     step = 0
     for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
         om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        if WAVE_SYNC > 0:
+            _wave_wait(wave_ptr, i, gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N), WAVE_SYNC)
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
             _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s), ROW_BLOCKS)
             step += 1
+    if WAVE_SYNC > 0:
+        _wave_done(wave_ptr)
 
 
 @gluon.jit
@@ -880,7 +914,7 @@ def gluon_ws_fused_step_kernel(
     dy_desc, x_desc, w_desc, s0_desc, s1_desc, s2_desc,
     hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
     M, N, K, s0_scale, s1_scale, s2_scale, NB, trace_ptr,
-    w_ptr, s0_ptr, s1_ptr, s2_ptr, w_stride, s_stride,
+    w_ptr, s0_ptr, s1_ptr, s2_ptr, w_stride, s_stride, wave_ptr,
     UPDATE: gl.constexpr, VARIANT: gl.constexpr,
     HAS_S0: gl.constexpr, HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, HAS_GRAD_SCALE: gl.constexpr,
     INT8: gl.constexpr, MASK_EDGES: gl.constexpr, FAST_DIVISION: gl.constexpr, NONNEG_S0: gl.constexpr,
@@ -889,7 +923,7 @@ def gluon_ws_fused_step_kernel(
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
     TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr, SERIAL_FILLS: gl.constexpr,
-    PDL: gl.constexpr, num_warps: gl.constexpr,
+    WAVE_SYNC: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
@@ -915,6 +949,9 @@ def gluon_ws_fused_step_kernel(
     # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
     # FIRST_FILL_AFTER > 0: the tile producer's first fill waits for that many slabs (``TileConfig.first_fill_after``).
     # SERIAL_FILLS: a ring's fill waits for the one before it to land (``TileConfig.serial_fills``).
+    # WAVE_SYNC > 0: each round of tiles starts once every program reaches it, or after that many
+    # cycles (``_wave_wait``), counted in wave_ptr's two int32 (zero at launch, zeroed again at the
+    # end); 0: wave_ptr is unused.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -954,7 +991,8 @@ def gluon_ws_fused_step_kernel(
                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
                         SHARED_TILE, TILE_RING,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
-        (_ws_slab_producer, (descs, tile_bufs, ring, bars, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, PDL)),
+        (_ws_slab_producer, (descs, tile_bufs, ring, bars, wave_ptr, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
+                             ROW_BLOCKS, WAVE_SYNC, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
                              MAINLOOP_ONLY, TILE_LSU, TILE_RING, FIRST_FILL_AFTER, SERIAL_FILLS, PDL)),
@@ -1056,6 +1094,7 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             TILE_RING=cfg.tile_ring,
             FIRST_FILL_AFTER=cfg.first_fill_after,
             SERIAL_FILLS=cfg.serial_fills,
+            WAVE_SYNC=cfg.wave_sync,
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
@@ -1066,9 +1105,21 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
     args = (_descriptor(dy, [cfg.block_k, rows]), _descriptor(x, [cfg.block_k, half]), *tiles,
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
             *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq,
-            weight, *sources, weight.stride(0), next((p[0].stride(0) for p in states if p is not None), N))
+            weight, *sources, weight.stride(0), next((p[0].stride(0) for p in states if p is not None), N),
+            _wave_counters(weight.device, cache) if cfg.wave_sync else sumsq)
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
+
+
+def _wave_counters(device: torch.device, cache: dict | None) -> torch.Tensor:
+    """``TileConfig.wave_sync``'s two int32 counters (``_wave_wait``, ``_wave_done``: zero between
+    launches). The weight's own, kept in its launch cache: its steps run one after another."""
+    counters = cache.get("gluon wave counters") if cache is not None else None
+    if counters is None:
+        counters = torch.zeros(2, dtype=torch.int32, device=device)
+        if cache is not None:
+            cache["gluon wave counters"] = counters
+    return counters
 
 
 def _tiles(cfg, M: int, N: int) -> int:
@@ -1093,7 +1144,7 @@ def trace_buffer(cfg: TileConfig, M: int, N: int, device: torch.device) -> torch
 # scalars, telemetry, state scales, the weight and states themselves and their row strides), and
 # those a replay passes anew (the dY and X slabs, the
 # grad scale).
-_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15, *range(18, 24)])
+_STABLE_ARGS = frozenset([*range(2, 9), 13, 14, 15, *range(18, 25)])
 _VARYING_ARGS = (0, 1, 9)
 
 

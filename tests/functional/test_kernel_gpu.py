@@ -373,6 +373,49 @@ def test_replayed_steps_equal_full_steps(monkeypatch, codec, config, scaled):
         assert fm.ops.launch_counts["gluon"] - gluon >= steps + 2
 
 
+@pytest.mark.parametrize("kernel", ["gluon_ws", "gluon_coop_tall"])
+def test_wave_sync_changes_no_bit_and_zeroes_its_counters_after_each_launch(kernel, monkeypatch):
+    """``TileConfig.wave_sync``: programs that wait for each other at every round of tiles (two
+    rounds here: more tiles than SMs) write what programs that do not write, launched eagerly and
+    replayed in a CUDA graph, and each launch's last program leaves the counters zero for the next
+    (else the next launch's rounds would pass at once: no error, only no sync)."""
+    plain = next(c for c in GLUON if c.kernel == kernel).replaced("wave_sync=0")
+    synced = plain.replaced("wave_sync=200000")
+    counters = []
+    wave_counters = gluon_wgrad._wave_counters
+    monkeypatch.setattr(gluon_wgrad, "_wave_counters", lambda *a: counters.append(wave_counters(*a)) or counters[-1])
+    rows = 2 * plain.block_m * -(-gluon_wgrad._sm_count(torch.cuda.current_device()) // 16)
+    torch.manual_seed(0)
+    cols = 16 * plain.block_n
+    w0 = (torch.randn(rows, cols, device="cuda") * 0.1).bfloat16()
+    dy, x = torch.randn(256, rows, device="cuda").bfloat16(), torch.randn(256, cols, device="cuda").bfloat16()
+    assert -(-rows // plain.block_m) * 16 > gluon_wgrad._sm_count(torch.cuda.current_device())
+
+    def weight_and_state():
+        w = w0.clone()
+        state = fm.ForgeParamState.create(w, "adamw", {}, "int8", "bf16")
+        return w, state, state.prepare_step(state.rule.make_group(lr=1e-2, weight_decay=0.01))
+
+    (w_ref, ref, ref_hyper), (w, state, hyper) = weight_and_state(), weight_and_state()
+    gluon = fm.ops.launch_counts["gluon"]
+    for _ in range(3):
+        fm.fused_wgrad_step(dy, x, w_ref, ref, ref_hyper, config=plain)
+        fm.fused_wgrad_step(dy, x, w, state, hyper, config=synced)
+        assert all(torch.equal(a, b) for a, b in zip(_state_tensors(w, state), _state_tensors(w_ref, ref)))
+    captured = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(captured):
+        for _ in range(2):
+            fm.fused_wgrad_step(dy, x, w, state, hyper, config=synced)
+    for _ in range(2):
+        captured.replay()
+        for _ in range(2):
+            fm.fused_wgrad_step(dy, x, w_ref, ref, ref_hyper, config=plain)
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(_state_tensors(w, state), _state_tensors(w_ref, ref)))
+    assert fm.ops.launch_counts["gluon"] - gluon >= 6 and counters, "the Gluon kernel did not run with wave_sync"
+    assert all(int(c.abs().sum()) == 0 for c in counters), [c.tolist() for c in counters]
+
+
 def test_back_to_back_gluon_steps_see_each_others_writes(monkeypatch):
     """Launched as a programmatic dependent launch (``gluon_wgrad.PDL``), a step may start while
     the previous kernel still runs; each of its partitions waits for that kernel before touching

@@ -232,3 +232,20 @@ def test_serial_fills_is_a_tile_rings_flag_that_a_winners_row_keeps():
     assert row["serial_fills"] == "True" and winners._config_from_row(row) == serial
     del row["serial_fills"]  # a file written before the field
     assert winners._config_from_row(row) == serial.replaced("serial_fills=False")
+
+
+def test_wave_sync_is_a_gluon_kernels_bounded_wait_that_a_winners_row_keeps():
+    from forge_mcore.kernels import winners
+    from forge_mcore.kernels.configs import WAVE_SYNC_MAX
+
+    synced = WS.replaced("wave_sync=50000")
+    assert synced.wave_sync == 50000 and not synced.triton_geometry.wave_sync
+    for bad in ("wave_sync=-1", f"wave_sync={WAVE_SYNC_MAX + 1}", "wave_sync=True"):  # out of range; not an int
+        with pytest.raises(ValueError, match="wave_sync"):
+            WS.replaced(bad)
+    with pytest.raises(ValueError, match="wave_sync"):
+        TileConfig(64, 64, 64, 8, 4, 3, wave_sync=1000)  # the Triton kernel's programs are not persistent
+    row = winners.config_to_row(synced)
+    assert row["wave_sync"] == "50000" and winners._config_from_row(row) == synced
+    del row["wave_sync"]  # a file written before the field
+    assert winners._config_from_row(row) == synced.replaced("wave_sync=0")
