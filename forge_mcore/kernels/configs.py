@@ -82,9 +82,10 @@ class TileConfig:
     # 1.007-1.025x on AdamW's two-buffer rings at BT 1024, 0.89-1.00x on three-buffer ones at BT 512.
     serial_fills: bool = False
     # A Gluon kernel's programs start each round of tiles (a program's i-th tile) together: each
-    # waits at most this many cycles (0: not at all) for the others to reach the round. In step,
-    # a round's programs read each dY and X slab at the same k, once from HBM; apart, a tall
-    # tile's slabs miss L2 (session 51: the LM head at BT 16384 read 40-82 GB a step from DRAM).
+    # waits at most this many cycles (0: not at all) for the others to reach the round, and a
+    # program whose wait timed out waits no more in that launch. In step, a round's programs read
+    # each dY and X slab at the same k, once from HBM; apart, they miss L2 (session 51, an H100:
+    # the LM head at BT 16384 read 40-82 GB a step from DRAM, 27-28 GB in step, 1.04-1.08x).
     wave_sync: int = 0
 
     def __post_init__(self) -> None:

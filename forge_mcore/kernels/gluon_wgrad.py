@@ -494,19 +494,21 @@ def _clock():
 
 
 @gluon.jit
-def _wave_wait(wave_ptr, i, tiles, WAVE_SYNC: gl.constexpr):
+def _wave_wait(wave_ptr, i, tiles, syncing, WAVE_SYNC: gl.constexpr):
     """``TileConfig.wave_sync``: this program's slab producer arrives at its round ``i`` (its tile
-    ``i``) and waits until every program has, or WAVE_SYNC cycles have passed. A round's programs
-    then stream the same dY and X slabs at the same k, which L2 serves once; apart, each reads its
-    own from HBM (session 51: the LM head's DRAM reads at BT 16384 40-82 GB a step, with ~26 GB
-    for lock-step rounds). A throttle only: what the kernel computes does not depend on it, and
-    the timeout bounds a wait on programs that are not running (an SM taken by another kernel)."""
+    ``i``) and, while ``syncing``, waits until every program has, or WAVE_SYNC cycles have passed.
+    A round's programs then stream the same dY and X slabs at the same k, which L2 serves once;
+    apart, each reads its own from HBM (session 51: the LM head's DRAM reads at BT 16384 40-82 GB
+    a step, 27-28 GB in step). A throttle only: what the kernel computes does not depend on it.
+    Returns whether to wait at the next round: not after a wait that timed out (a program not
+    running, its SM taken by another kernel), so such a launch loses one timeout per program."""
     gl.atomic_add(wave_ptr, 1, sem="relaxed")
     # arrivals at rounds 0..i: every program's at each full round, the last round's programs'
     target = gl.minimum((i + 1) * gl.num_programs(0), tiles)
     start = _clock()
-    while (gl.load(wave_ptr, volatile=True) < target) & (_clock() - start < WAVE_SYNC):
+    while syncing & (gl.load(wave_ptr, volatile=True) < target) & (_clock() - start < WAVE_SYNC):
         pass
+    return syncing & (_clock() - start < WAVE_SYNC)
 
 
 @gluon.jit
@@ -532,10 +534,11 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, wave_ptr, M, N, K, GROUP_M: 
     STAGES: gl.constexpr = slab_ready.type.shape[0]
     num_k = gl.cdiv(K, BLOCK_K)
     step = 0
+    syncing = gl.program_id(0) >= 0  # (a runtime true: the loop carries it)
     for i in range(_ws_tiles(M, N, BLOCK_M, BLOCK_N)):
         om, on = _ws_tile(i, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         if WAVE_SYNC > 0:
-            _wave_wait(wave_ptr, i, gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N), WAVE_SYNC)
+            syncing = _wave_wait(wave_ptr, i, gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N), syncing, WAVE_SYNC)
         for k in range(num_k):
             s = step % STAGES
             mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
@@ -950,8 +953,8 @@ def gluon_ws_fused_step_kernel(
     # FIRST_FILL_AFTER > 0: the tile producer's first fill waits for that many slabs (``TileConfig.first_fill_after``).
     # SERIAL_FILLS: a ring's fill waits for the one before it to land (``TileConfig.serial_fills``).
     # WAVE_SYNC > 0: each round of tiles starts once every program reaches it, or after that many
-    # cycles (``_wave_wait``), counted in wave_ptr's two int32 (zero at launch, zeroed again at the
-    # end); 0: wave_ptr is unused.
+    # cycles, no program waiting again once its wait timed out (``_wave_wait``); counted in
+    # wave_ptr's two int32 (zero at launch, zeroed again at the end). 0: wave_ptr is unused.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)

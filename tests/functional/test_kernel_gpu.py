@@ -373,14 +373,15 @@ def test_replayed_steps_equal_full_steps(monkeypatch, codec, config, scaled):
         assert fm.ops.launch_counts["gluon"] - gluon >= steps + 2
 
 
+@pytest.mark.parametrize("wait", [1, 200000])  # every wait timing out (no more waits after the first); none
 @pytest.mark.parametrize("kernel", ["gluon_ws", "gluon_coop_tall"])
-def test_wave_sync_changes_no_bit_and_zeroes_its_counters_after_each_launch(kernel, monkeypatch):
-    """``TileConfig.wave_sync``: programs that wait for each other at every round of tiles (two
+def test_wave_sync_changes_no_bit_and_zeroes_its_counters_after_each_launch(kernel, wait, monkeypatch):
+    """``TileConfig.wave_sync``: programs that wait for each other at every round of tiles (three
     rounds here: more tiles than SMs) write what programs that do not write, launched eagerly and
     replayed in a CUDA graph, and each launch's last program leaves the counters zero for the next
     (else the next launch's rounds would pass at once: no error, only no sync)."""
     plain = next(c for c in GLUON if c.kernel == kernel).replaced("wave_sync=0")
-    synced = plain.replaced("wave_sync=200000")
+    synced = plain.replaced(f"wave_sync={wait}")
     counters = []
     wave_counters = gluon_wgrad._wave_counters
     monkeypatch.setattr(gluon_wgrad, "_wave_counters", lambda *a: counters.append(wave_counters(*a)) or counters[-1])
