@@ -83,9 +83,9 @@ class TileConfig:
     serial_fills: bool = False
     # A Gluon kernel's programs start each round of tiles (a program's i-th tile) together: each
     # waits at most this many cycles (0: not at all) for the others to reach the round, and a
-    # program whose wait timed out waits no more in that launch. In step, a round's programs read
-    # each dY and X slab at the same k, once from HBM; apart, they miss L2 (session 51, an H100:
-    # the LM head at BT 16384 read 40-82 GB a step from DRAM, 27-28 GB in step, 1.04-1.08x).
+    # program whose wait past round 0 timed out waits no more in that launch. In step, a round's
+    # programs read each dY and X slab at the same k, once from HBM; apart, they miss L2 (session
+    # 51, an H100: the LM head at BT 16384 read 40-82 GB a step from DRAM, 27-28 GB in step).
     wave_sync: int = 0
 
     def __post_init__(self) -> None:
@@ -307,6 +307,14 @@ CONFIGS: tuple[TileConfig, ...] = (
     # other states (bf16 moments compile to their twins).
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop", fast_division=True),
     TileConfig(256, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", fast_division=True),
+    # The H100's tall and cooperative-tall winners at BT >= 4096 with each round of tiles started together
+    # (``wave_sync``, session 51; 600 k cycles, about two rounds at BT 16384: a wait that long ends only when
+    # every program has arrived). Against each winner on an H100 (bits equal, results/2026-12-06/session51/
+    # call4, call5): the LM head at BT 16384 AdamW int8 1.080x, bf16 1.048x; at BT 4096 bf16 1.044x, int8
+    # 1.028x; 12288 x 4096 at BT 16384 bf16 1.071x, int8 1.081x; 4096 x 12288 at BT 16384 0.987-0.994x.
+    TileConfig(256, 128, 32, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", wave_sync=600_000),
+    TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall", wave_sync=600_000),
+    TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall", wave_sync=600_000),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and

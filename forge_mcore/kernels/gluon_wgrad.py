@@ -500,15 +500,17 @@ def _wave_wait(wave_ptr, i, tiles, syncing, WAVE_SYNC: gl.constexpr):
     A round's programs then stream the same dY and X slabs at the same k, which L2 serves once;
     apart, each reads its own from HBM (session 51: the LM head's DRAM reads at BT 16384 40-82 GB
     a step, 27-28 GB in step). A throttle only: what the kernel computes does not depend on it.
-    Returns whether to wait at the next round: not after a wait that timed out (a program not
-    running, its SM taken by another kernel), so such a launch loses one timeout per program."""
+    Returns whether to wait at the next round: not after a wait that timed out past round 0 (a
+    program not running, its SM taken by another kernel: such a launch loses two timeouts per
+    program, not one per round). Round 0's arrivals may spread by a tile (launched after a step,
+    a program starts when that step's program on its SM ends), so its timeout stops nothing."""
     gl.atomic_add(wave_ptr, 1, sem="relaxed")
     # arrivals at rounds 0..i: every program's at each full round, the last round's programs'
     target = gl.minimum((i + 1) * gl.num_programs(0), tiles)
     start = _clock()
     while syncing & (gl.load(wave_ptr, volatile=True) < target) & (_clock() - start < WAVE_SYNC):
         pass
-    return syncing & (_clock() - start < WAVE_SYNC)
+    return syncing & ((_clock() - start < WAVE_SYNC) | (i == 0))
 
 
 @gluon.jit
@@ -953,7 +955,7 @@ def gluon_ws_fused_step_kernel(
     # FIRST_FILL_AFTER > 0: the tile producer's first fill waits for that many slabs (``TileConfig.first_fill_after``).
     # SERIAL_FILLS: a ring's fill waits for the one before it to land (``TileConfig.serial_fills``).
     # WAVE_SYNC > 0: each round of tiles starts once every program reaches it, or after that many
-    # cycles, no program waiting again once its wait timed out (``_wave_wait``); counted in
+    # cycles, no program waiting again once a wait past round 0 timed out (``_wave_wait``); counted in
     # wave_ptr's two int32 (zero at launch, zeroed again at the end). 0: wave_ptr is unused.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)

@@ -70,7 +70,8 @@ def _config_id(c: TileConfig) -> str:
             f"e{c.epilogue_stages}" + ("" if c.kernel == "triton" else f"-{c.kernel}")
             + ("" if c.tile_fill == "tma" else f"-{c.tile_fill}") + ("-fastdiv" if c.fast_division else "")
             + (f"-ring{c.tile_ring}" if c.tile_ring else "")
-            + (f"-after{c.first_fill_after}" if c.first_fill_after else "") + ("-serial" if c.serial_fills else ""))
+            + (f"-after{c.first_fill_after}" if c.first_fill_after else "") + ("-serial" if c.serial_fills else "")
+            + (f"-wave{c.wave_sync}" if c.wave_sync else ""))
 
 
 GLUON = [c for c in CONFIGS + CANDIDATES if c.kernel != "triton"]
