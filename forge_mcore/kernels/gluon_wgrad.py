@@ -503,23 +503,17 @@ def _wave_wait(wave_ptr, i, tiles, syncing, WAVE_SYNC: gl.constexpr):
     Returns whether to wait at the next round: not after a wait that timed out past round 0 (a
     program not running, its SM taken by another kernel: such a launch loses two timeouts per
     program, not one per round). Round 0's arrivals may spread by a tile (launched after a step,
-    a program starts when that step's program on its SM ends), so its timeout stops nothing."""
-    gl.atomic_add(wave_ptr, 1, sem="relaxed")
+    a program starts when that step's program on its SM ends), so its timeout stops nothing.
+    wave_ptr: an int64 counter of arrivals that no launch resets; each adds ``tiles`` (an arrival
+    per tile) after the launches before it have ended (the stream's order, or PDL's wait), so this
+    launch's count starts at the multiple of ``tiles`` below any arrival's, and no fence is needed."""
+    arrived = gl.atomic_add(wave_ptr, 1, sem="relaxed")
     # arrivals at rounds 0..i: every program's at each full round, the last round's programs'
-    target = gl.minimum((i + 1) * gl.num_programs(0), tiles)
+    target = arrived - arrived % tiles + gl.minimum((i + 1) * gl.num_programs(0), tiles)
     start = _clock()
     while syncing & (gl.load(wave_ptr, volatile=True) < target) & (_clock() - start < WAVE_SYNC):
         pass
     return syncing & ((_clock() - start < WAVE_SYNC) | (i == 0))
-
-
-@gluon.jit
-def _wave_done(wave_ptr):
-    """The last program past its last round zeroes the wave counters for the next launch: every
-    other program's arrivals and waits are over by then."""
-    if gl.atomic_add(wave_ptr + 1, 1, sem="acq_rel") == gl.num_programs(0) - 1:
-        gl.atomic_xchg(wave_ptr, 0, sem="relaxed")
-        gl.atomic_xchg(wave_ptr + 1, 0, sem="relaxed")
 
 
 @gluon.jit
@@ -546,8 +540,6 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, wave_ptr, M, N, K, GROUP_M: 
             mbarrier.wait(slab_empty.index(s), ((step // STAGES) & 1) ^ 1)  # passes at once on a fresh ring
             _load_slab(dy_desc, x_desc, a_ring, b_ring, s, k, om, on, slab_ready.index(s), ROW_BLOCKS)
             step += 1
-    if WAVE_SYNC > 0:
-        _wave_done(wave_ptr)
 
 
 @gluon.jit
@@ -956,7 +948,7 @@ def gluon_ws_fused_step_kernel(
     # SERIAL_FILLS: a ring's fill waits for the one before it to land (``TileConfig.serial_fills``).
     # WAVE_SYNC > 0: each round of tiles starts once every program reaches it, or after that many
     # cycles, no program waiting again once a wait past round 0 timed out (``_wave_wait``); counted in
-    # wave_ptr's two int32 (zero at launch, zeroed again at the end). 0: wave_ptr is unused.
+    # wave_ptr's int64 (every launch adds its tile count). 0: wave_ptr is unused.
     a_ring = gl.allocate_shared_memory(dy_desc.dtype, [ROW_BLOCKS * STAGES] + dy_desc.block_type.shape,
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
@@ -1111,20 +1103,22 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
             *scales, state.codec.scale_blocks(N), trace if trace is not None else sumsq,
             weight, *sources, weight.stride(0), next((p[0].stride(0) for p in states if p is not None), N),
-            _wave_counters(weight.device, cache) if cfg.wave_sync else sumsq)
+            _wave_counter(cfg, weight.device, cache) if cfg.wave_sync else sumsq)
     raw = launcher(grid, args, plan)
     return raw.bind(grid, args, plan, _VARYING_ARGS) if bind and raw is not None and cache is not None else None
 
 
-def _wave_counters(device: torch.device, cache: dict | None) -> torch.Tensor:
-    """``TileConfig.wave_sync``'s two int32 counters (``_wave_wait``, ``_wave_done``: zero between
-    launches). The weight's own, kept in its launch cache: its steps run one after another."""
-    counters = cache.get("gluon wave counters") if cache is not None else None
-    if counters is None:
-        counters = torch.zeros(2, dtype=torch.int32, device=device)
+def _wave_counter(cfg: TileConfig, device: torch.device, cache: dict | None) -> torch.Tensor:
+    """``TileConfig.wave_sync``'s int64 count of arrivals (``_wave_wait``: each launch adds its tile
+    count, so each launch of one weight with one tile size finds it at a multiple of that count).
+    The weight's own per tile size, kept in its launch cache: its steps run one after another."""
+    key = ("gluon wave counter", cfg.block_m, cfg.block_n)
+    counter = cache.get(key) if cache is not None else None
+    if counter is None:
+        counter = torch.zeros(1, dtype=torch.int64, device=device)
         if cache is not None:
-            cache["gluon wave counters"] = counters
-    return counters
+            cache[key] = counter
+    return counter
 
 
 def _tiles(cfg, M: int, N: int) -> int:

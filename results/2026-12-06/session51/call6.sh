@@ -8,7 +8,7 @@
 #   bash results/2026-12-06/session51/call6.sh     (device, repository root; writes $OUT)
 . results/2026-12-06/session47/h200_or_card.sh
 timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/functional/test_kernel_gpu.py \
-  -k "wave600000 and (parity or poisoned or main_loop_only) or wave_sync_changes" 2>&1 | tail -3
+  -k "wave600000 and (parity or poisoned or main_loop_only) or wave_sync_changes_no_bit" 2>&1 | tail -3
 timeout 240 python3 -m forge_mcore.bench.kernel --out "$OUT/grid" --shapes 151936x4096 --bts 4096,16384 \
   --arms adamw-bf16,adamw-int8 --reps 30 > "$OUT/grid.log" 2>&1
 echo "grid rc $?"; tail -n 12 "$OUT/grid.log"; rm -f "$OUT"/grid/*.png
