@@ -1053,13 +1053,12 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
     M, N = weight.shape
     half = cfg.block_n // 2
     rows = cfg.block_m // cfg.row_blocks  # one consumer's rows
-    key = ("gluon tiles", rows, weight.data_ptr())
-    tiles = cache.get(key) if cache is not None else None
-    if tiles is None:
+
+    def tile_descriptors() -> tuple:
         w_desc = _descriptor(weight, [rows, half])
-        tiles = (w_desc, *[_descriptor(p[0], [rows, half]) if p is not None else w_desc for p in states])
-        if cache is not None:
-            cache[key] = tiles
+        return (w_desc, *[_descriptor(p[0], [rows, half]) if p is not None else w_desc for p in states])
+
+    tiles = _kept(cache, ("gluon tiles", rows, weight.data_ptr()), tile_descriptors)
     grid = (_programs(cfg, M, N, weight.device.index),)
     launcher = _launcher()
     trace_tiles = trace.shape[2] if trace is not None else 0
@@ -1069,9 +1068,8 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
     # stored in whole blocks); elsewhere this config's tiles come by TMA, into the same buffers
     tile_lsu = (cfg.tile_fill == "lsu" and N % 16 == 0 and all(t.stride(0) % 16 == 0 for t in (weight, *sources))
                 and all(t.shape[1] == N for t in sources))
-    plan_key = ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu)
-    plan = cache.get(plan_key) if cache is not None else None
-    if plan is None:
+
+    def build_plan():
         slots = state.slots
         constexprs = dict(
             UPDATE=state.rule.triton_update, VARIANT=state.variant,
@@ -1095,9 +1093,10 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             PDL=PDL,
             num_warps=cfg.num_warps // 2,  # cfg counts both consumers' warps
         )
-        plan = launcher.plan(constexprs, {"launch_pdl": PDL}, stable=_STABLE_ARGS if cache is not None else frozenset())
-        if cache is not None:
-            cache[plan_key] = plan
+        return launcher.plan(constexprs, {"launch_pdl": PDL}, stable=_STABLE_ARGS if cache is not None else frozenset())
+
+    plan = _kept(cache, ("gluon plan", cfg, grad_scale is not None, mainloop_only, trace_tiles, PDL, tile_lsu),
+                 build_plan)
     scales = [p[1] if p is not None and p[1] is not None else sumsq for p in states]  # sumsq: never read
     args = (_descriptor(dy, [cfg.block_k, rows]), _descriptor(x, [cfg.block_k, half]), *tiles,
             hyper, sumsq, nonfinite, grad_scale if grad_scale is not None else sumsq, M, N, dy.shape[0],
@@ -1112,13 +1111,18 @@ def _wave_counter(cfg: TileConfig, device: torch.device, cache: dict | None) -> 
     """``TileConfig.wave_sync``'s int64 count of arrivals (``_wave_wait``: each launch adds its tile
     count, so each launch of one weight with one tile size finds it at a multiple of that count).
     The weight's own per tile size, kept in its launch cache: its steps run one after another."""
-    key = ("gluon wave counter", cfg.block_m, cfg.block_n)
-    counter = cache.get(key) if cache is not None else None
-    if counter is None:
-        counter = torch.zeros(1, dtype=torch.int64, device=device)
-        if cache is not None:
-            cache[key] = counter
-    return counter
+    return _kept(cache, ("gluon wave counter", cfg.block_m, cfg.block_n),
+                 lambda: torch.zeros(1, dtype=torch.int64, device=device))
+
+
+def _kept(cache: dict | None, key: tuple, build):
+    """``cache[key]``, built by ``build()`` on its first use and kept in the weight's launch cache;
+    without a cache, built anew at each launch."""
+    if cache is None:
+        return build()
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
 
 
 def _tiles(cfg, M: int, N: int) -> int:
