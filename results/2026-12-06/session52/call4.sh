@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 52, call 4. On an H200 (none since session 44): the acceptance grid on the committed rows (the H200's own
-# rows, no twins first: one call may be all it gets). On any other card: the two BT 4096 int8 rows against the
-# bf16 rows' config (the cells where int8 met 0.97 of bf16 in one of calls 1 and 3 and not the other, both main-loop
+# rows, no twins first: one call may be all it gets). On any other card: 4096 x 12288 BT 4096 int8 row against the
+# bf16 rows' config (int8 met 0.97 of bf16 in call 1, not in call 3; main-loop
 # bound), and 1024 x 4096 BT 1024's SGD-m / Lion row (59.9-60.7% of floor in calls 1 and 3) against its
 # CONFIGS twins; serial_rows.py sets the twins that won; winners.csv comes back.
 #   bash results/2026-12-06/session52/call4.sh     (device, repository root; writes $OUT)
@@ -14,7 +14,7 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   cp /tmp/card.txt "$OUT/"; exit
 fi
 . results/2026-12-06/session47/h200_or_card.sh
-ab int8_4k 4096x12288:4096,12288x4096:4096 adamw-int8 "epilogue_stages=1,wave_sync=600000;wave_sync=600000"
+ab int8_4k 4096x12288:4096 adamw-int8 "epilogue_stages=1,wave_sync=600000;wave_sync=600000"
 ab small_1k 1024x4096:1024 sgdm-bf16,lion-bf16 "tile_ring=3;serial_fills=True"
 for d in int8_4k small_1k; do
   python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H100 80GB HBM3" "$OUT/$d/config_ab.csv"
