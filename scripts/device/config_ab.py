@@ -17,7 +17,8 @@ WARM_ONLY=1 stops after the bits (it compiles every arm: run cells in parallel p
 so the timed run finds them in Triton's cache).
 Per cell (``MxN:BT``) and arm (``bench.kernel.ARMS``): each config steps the same weight and
 states from the same dY/X twice, and its bits must equal the reference's (else the row says so
-and the config is not timed: a faster kernel with other results is not faster). Then ROUNDS
+and the config is not timed: a faster kernel with other results is not faster; a Gluon config whose kernel does
+not fit the cell runs its Triton geometry, whose bits differ: ``runs_as_labelled`` False). Then ROUNDS
 rounds time every config's graph-replayed step over rotating weight sets
 (``bench.common.time_graph``), the order reversed each round (this host drifts); the median per
 config and its speedup over the reference; last a summary, one line per config with the fields in which
@@ -37,7 +38,7 @@ import torch
 
 import forge_mcore as fm
 from forge_mcore.bench.common import rotation_count, time_graph
-from forge_mcore.bench.kernel import ARMS
+from forge_mcore.bench.kernel import ARMS, runs_as_labelled
 from forge_mcore.kernels import winners
 from forge_mcore.kernels.configs import CANDIDATES, CONFIGS, TileConfig
 
@@ -110,12 +111,13 @@ def run_cell(cell: str, arm: str) -> list[dict]:
         step(None, *probe)()
         reference = fm.ops.tuned_config(dy, probe[0], probe[1])
     ARMS_AB = _arms(reference)
-    bits = []
+    bits, labelled = [], []
     for cfg in ARMS_AB:
         w, state, hyper = fresh()
         for _ in range(2):
             step(cfg, w, state, hyper)()
         bits.append([w] + [s.data for s in state.slots if s is not None])
+        labelled.append(runs_as_labelled(cfg, state, dy))
     torch.cuda.synchronize()
     same = [all(torch.equal(a, b) for a, b in zip(t, bits[0])) for t in bits]
     if os.environ.get("WARM_ONLY"):
@@ -134,7 +136,7 @@ def run_cell(cell: str, arm: str) -> list[dict]:
     for n, cfg in enumerate(ARMS_AB):
         ms = statistics.median(times[n]) if n in times else float("nan")
         rows.append(dict(cell=cell, arm=arm, config=str(asdict(cfg)), reference=n == 0, bits_equal_reference=same[n],
-                         ms=ms, speedup=ref_ms / ms, rounds=times.get(n, [])))
+                         runs_as_labelled=labelled[n], ms=ms, speedup=ref_ms / ms, rounds=times.get(n, [])))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -177,8 +179,9 @@ def summary(rows: list[dict]) -> list[str]:
         else:
             base = reference[(r["cell"], r["arm"])]
             changed = ", ".join(f"{k}={v}" for k, v in cfg.items() if base.get(k) != v) or "the reference"
+        ran = "" if str(r.get("runs_as_labelled", True)) == "True" else " (ran its Triton geometry)"
         lines.append(f"{r['cell']} {r['arm']} {changed}: {r['ms'] * 1000:.2f} us x{r['speedup']:.3f} "
-                     f"bits {r['bits_equal_reference']}")
+                     f"bits {r['bits_equal_reference']}{ran}")
     return lines
 
 

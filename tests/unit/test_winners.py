@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -427,3 +428,34 @@ def test_config_ab_refuses_a_replacement_its_cells_winner_cannot_take_before_any
     assert f"VARY applies to all 1 references of ['151936x4096:16384'] x ['adamw-int8'] on {card}" in accepted.stdout
     unnamed = _config_ab_check(**{**cell, "DEVICE": ""}, CUDA_VISIBLE_DEVICES="", VARY="group_m=4")
     assert unnamed.returncode != 0 and "DEVICE=one of" in unnamed.stderr
+
+
+def test_config_ab_summary_names_a_gluon_config_that_ran_its_triton_geometry(monkeypatch):
+    """Session 52: the LM head's AdamW bf16 row with six stages read "bits False" in config_ab.py; its Gluon
+    kernel does not fit (three bf16 tiles past shared memory; int8's fit) and the step ran its Triton geometry,
+    whose accumulation differs. The summary says so (a CSV's "True"/"False" too); a file without the column reads
+    as before."""
+    monkeypatch.setenv("FORGE_GLUON", "1")
+    spec = importlib.util.spec_from_file_location(
+        "config_ab", os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "device", "config_ab.py"))
+    config_ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(config_ab)
+    from dataclasses import asdict
+
+    from forge_mcore.kernels.configs import TileConfig
+    reference = TileConfig(block_m=256, block_n=128, block_k=32, group_m=8, num_warps=8, num_stages=5,
+                           split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", wave_sync=600000)
+    six = reference.replaced("num_stages=6")
+    w, dy = torch.zeros(256, 256, dtype=torch.bfloat16), torch.zeros(64, 256, dtype=torch.bfloat16)
+    fits = {sd: [runs_as_labelled(c, fm.ForgeParamState.create(w, "adamw", {}, sd, "bf16"), dy)
+                 for c in (reference, six)] for sd in ("bf16", "int8")}
+    assert fits == {"bf16": [True, False], "int8": [True, True]}
+
+    def row(cfg, ref, bits, ran=None):
+        r = dict(cell="151936x4096:16384", arm="adamw-bf16", config=str(asdict(cfg)), reference=ref,
+                 bits_equal_reference=bits, ms=30.0 if bits else float("nan"), speedup=1.0 if bits else float("nan"))
+        return r if ran is None else {**r, "runs_as_labelled": ran}
+
+    lines = config_ab.summary([row(reference, True, True, True), row(six, False, False, False)])
+    assert lines[1].endswith("num_stages=6: nan us xnan bits False (ran its Triton geometry)"), lines
+    assert not config_ab.summary([row(reference, True, True), row(six, False, False)])[1].endswith(")")
