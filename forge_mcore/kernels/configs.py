@@ -312,6 +312,8 @@ CONFIGS: tuple[TileConfig, ...] = (
     # every program has arrived). Against each winner on an H100 (bits equal, results/2026-12-06/session51/
     # call4, call5): the LM head at BT 16384 AdamW int8 1.080x, bf16 1.048x; at BT 4096 bf16 1.044x, int8
     # 1.028x; 12288 x 4096 at BT 16384 bf16 1.071x, int8 1.081x; 4096 x 12288 at BT 16384 0.987-0.994x.
+    # Session 52 (results/2026-12-06/session52/call2): five more H100 rows take them (1.008-1.035x); on the
+    # four-stage tall and cooperative rows at BT 4096 the wait cost 5-7% (SGD-m, Lion), kept unsynced.
     TileConfig(256, 128, 32, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", wave_sync=600_000),
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall", wave_sync=600_000),
     TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall", wave_sync=600_000),
