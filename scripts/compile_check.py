@@ -2,7 +2,9 @@
 
     python scripts/compile_check.py            # every rule/codec/store on both tile paths
     python scripts/compile_check.py --quick    # one variant per codec and store
-    python scripts/compile_check.py --gluon --quick   # the Gluon kernels (a CPU test runs this)
+    python scripts/compile_check.py --gluon --quick   # the Gluon kernels
+    python scripts/compile_check.py --gluon --sass --shard 0/2   # every other variant (the CPU test
+                                                                 # runs both halves side by side)
 
 Catches what the interpreter cannot (type errors on the TMA path, casts the
 interpreter forgives) and reports registers and spills per variant, before any
@@ -37,6 +39,8 @@ CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia",
 results: list[str] = []
 SASS_HISTOGRAM = False
 SASS_DIR: str | None = None  # --dump-sass: each variant's SASS, numbered in compile order
+SHARD, SHARDS = 0, 1  # --shard I/N: only the variants whose index in compile order is I modulo N
+_variants_seen = 0
 # Instruction classes worth watching in the epilogue: special-function unit (div/sqrt),
 # shared-memory traffic and barriers (layout conversions), conversions, tensor cores.
 _SASS_CLASSES = {"MUFU": "MUFU", "LDS": "LDS", "STS": "STS", "BAR": "BAR", "SHFL": "SHFL",
@@ -108,7 +112,12 @@ class _OfflineCompile:
 
 
 def _compile(label: str, launch, *args, **kwargs) -> int:
-    """One offline compile (``launch(*args, **kwargs)``) and its ok/FAIL line; 1 if it failed."""
+    """One offline compile (``launch(*args, **kwargs)``) and its ok/FAIL line; 1 if it failed
+    (nothing, 0, for a variant of another shard)."""
+    global _variants_seen
+    _variants_seen += 1
+    if (_variants_seen - 1) % SHARDS != SHARD:
+        return 0
     try:
         launch(*args, **kwargs)
     except Exception as exc:  # report every failing variant, then fail
@@ -134,8 +143,13 @@ def main() -> None:
     p.add_argument("--epilogue-stages", type=int, default=None,
                    help="compile the configs with this TileConfig.epilogue_stages instead of their own")
     p.add_argument("--dump-sass", metavar="DIR", help="write each variant's SASS into DIR")
+    p.add_argument("--shard", default="0/1", metavar="I/N",
+                   help="compile only every N-th variant, starting at the I-th (0-based), in a fixed order")
     args = p.parse_args()
-    global SASS_HISTOGRAM, SASS_DIR
+    global SASS_HISTOGRAM, SASS_DIR, SHARD, SHARDS
+    SHARD, SHARDS = (int(part) for part in args.shard.split("/"))
+    if not 0 <= SHARD < SHARDS:
+        p.error(f"--shard {args.shard}: I must be in [0, N)")
     SASS_HISTOGRAM = args.sass
     SASS_DIR = args.dump_sass
     if SASS_DIR:

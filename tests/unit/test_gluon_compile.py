@@ -2,7 +2,7 @@
 without a GPU, that every Gluon config still compiles for sm_90 with AdamW (and its main-loop-only
 and traced variants), each rule family on one config per Gluon kernel, and at a
 row stride that is a multiple of 8 elements but not 16 (Triton's compiler and ptxas,
-``scripts/compile_check.py --gluon --sass``), and that its SASS
+``scripts/compile_check.py --gluon --sass``, in two shards), and that its SASS
 has no GPU-scope fence (the telemetry atomics are relaxed: acq_rel fenced each tile's add, up to
 19% of the step, ``docs/perf_log.md`` row 15). Their numerics are tested on the GPU
 (``tests/functional/test_kernel_gpu.py::test_gluon_kernel_*``)."""
@@ -14,15 +14,18 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from forge_mcore.kernels.configs import GLUON_KERNELS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_every_gluon_config_compiles_for_sm90_with_every_rule_family():
+@pytest.mark.parametrize("shard", ["0/2", "1/2"])  # two halves, one per CPU worker: each is minutes of ptxas
+def test_every_gluon_config_compiles_for_sm90_with_every_rule_family(shard: str):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "compile_check.py"), "--gluon", "--sass"],
-                         capture_output=True, text=True, env=env, timeout=600)
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "compile_check.py"), "--gluon", "--sass",
+                          "--shard", shard], capture_output=True, text=True, env=env, timeout=600)
     lines = [line for line in run.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
     assert run.returncode == 0 and lines, run.stdout[-4000:] + run.stderr[-4000:]
     assert not [line for line in lines if line.startswith("FAIL")]
