@@ -7,6 +7,7 @@
 ab tall16k 151936x4096:16384 adamw-int8,adamw-bf16 \
   "kernel=gluon_tall,block_m=128,block_k=64,num_stages=5,epilogue_stages=1;kernel=gluon_tall,block_m=128,block_k=64,num_stages=4,epilogue_stages=2"
 python3 results/2026-12-06/session46/serial_rows.py "NVIDIA H100 80GB HBM3" "$OUT/tall16k/config_ab.csv"
-cp forge_mcore/kernels/winners.csv "$OUT/"
+cp forge_mcore/kernels/winners.csv "$OUT/tall16k/"
 git diff --stat -- forge_mcore/kernels/winners.csv
+(cd "$OUT" && tar czf tall16k.tgz tall16k && rm -rf tall16k)  # (back even if the grid is cut short)
 GRID_TIMEOUT=${GRID_TIMEOUT:-330} bash results/2026-12-01/session15/call4.sh
