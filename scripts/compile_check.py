@@ -38,7 +38,7 @@ from forge_mcore.kernels.configs import CANDIDATES, CONFIGS  # noqa: E402
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
 results: list[str] = []
 SASS_HISTOGRAM = False
-SASS_DIR: str | None = None  # --dump-sass: each variant's SASS, numbered in compile order
+SASS_DIR: str | None = None  # --dump-sass: each variant's SASS, numbered by its index in compile order
 SHARD, SHARDS = 0, 1  # --shard I/N: only the variants whose index in compile order is I modulo N
 _variants_seen = 0
 # Instruction classes worth watching in the epilogue: special-function unit (div/sqrt),
@@ -103,7 +103,7 @@ class _OfflineCompile:
             if SASS_HISTOGRAM:
                 line += " " + _sass_histogram(sass)
             if SASS_DIR:
-                path = os.path.join(SASS_DIR, f"{len(results):03d}.sass")
+                path = os.path.join(SASS_DIR, f"{_variants_seen - 1:03d}.sass")  # (its index in every shard)
                 with open(path, "w") as out:
                     out.write(sass)
                 line += f" -> {path}"
@@ -147,9 +147,10 @@ def main() -> None:
                    help="compile only every N-th variant, starting at the I-th (0-based), in a fixed order")
     args = p.parse_args()
     global SASS_HISTOGRAM, SASS_DIR, SHARD, SHARDS
-    SHARD, SHARDS = (int(part) for part in args.shard.split("/"))
-    if not 0 <= SHARD < SHARDS:
-        p.error(f"--shard {args.shard}: I must be in [0, N)")
+    shard, _, shards = args.shard.partition("/")
+    if not (shard.isdigit() and shards.isdigit() and int(shard) < int(shards)):
+        p.error(f"--shard {args.shard}: give I/N with 0 <= I < N, e.g. 0/2")
+    SHARD, SHARDS = int(shard), int(shards)
     SASS_HISTOGRAM = args.sass
     SASS_DIR = args.dump_sass
     if SASS_DIR:
