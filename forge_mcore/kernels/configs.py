@@ -18,6 +18,10 @@ CODEC_BLOCK = 64
 GLUON_KERNELS = ("gluon_ws", "gluon_coop", "gluon_tall", "gluon_coop_tall")
 # 64-row blocks of a tile per Gluon schedule (``TileConfig.row_blocks``).
 _ROW_BLOCKS = {"gluon_ws": 1, "gluon_coop": 2, "gluon_tall": 2, "gluon_coop_tall": 4}
+# The 64-row weight/state tile buffers a Gluon schedule may have (``TileConfig.epilogue_stages``): one
+# per consumer (2); tall ping-pong's consumers may share one (1); a tall unit's two passes may have
+# one each (4).
+_GLUON_TILE_BUFFERS = {"gluon_ws": (2,), "gluon_coop": (2,), "gluon_tall": (1, 2, 4), "gluon_coop_tall": (2, 4)}
 KERNELS = ("triton", *GLUON_KERNELS)
 # The longest ``TileConfig.wave_sync`` wait, in cycles (~0.6 ms: longer than a tile at BT 16384).
 WAVE_SYNC_MAX = 1_000_000
@@ -40,8 +44,9 @@ class TileConfig:
     maxnreg: int | None = None
     # Prefetch the epilogue's weight/state tiles into L2 before the main loop.
     prefetch: bool = False
-    # > 1: the epilogue's two halves run as a software-pipelined loop of that depth
-    # (asynchronous weight/state loads); 1: straight-line, half by half.
+    # Triton kernel: > 1, the epilogue's two halves run as a software-pipelined loop of that depth
+    # (asynchronous weight/state loads); 1: straight-line, half by half. Gluon kernels: the 64-row
+    # weight/state tile buffers (below).
     epilogue_stages: int = 1
     # "gluon_ws": the persistent, warp-specialized Hopper kernel of ``kernels/gluon_wgrad.py``,
     # two consumer warpgroups in ping-pong (num_warps 8), one's rule and stores beside the
@@ -51,7 +56,10 @@ class TileConfig:
     # config with epilogue_stages 1 has one tile buffer that its consumers take in turn (what that
     # saves goes to a deeper slab ring; ``gluon_wgrad._ws_fetch_units_shared``). "gluon_coop_tall":
     # both consumers on one 256-row tile, a tall 128-row half each through its 64-row buffer in
-    # two passes (24 B of slabs per output and k-step against 32). Where
+    # two passes (24 B of slabs per output and k-step against 32). A tall or cooperative-tall
+    # config with epilogue_stages 4 has a buffer per consumer and pass, both filled during the
+    # unit's main loop, where one buffer makes the second pass's rows wait for the first's stores
+    # (session 14: ~26-30 k cycles a unit at BT 512-1024). Where
     # ``gluon_wgrad.applies``; elsewhere the Triton kernel on its guard tile
     # (``triton_geometry``). num_stages is then the slab ring's depth.
     kernel: str = "triton"
@@ -91,8 +99,9 @@ class TileConfig:
     def __post_init__(self) -> None:
         if self.split_n not in (1, 2) or self.block_n != self.split_n * CODEC_BLOCK:
             raise ValueError(f"block_n must be split_n ({self.split_n}) x {CODEC_BLOCK}: {self}")
-        if self.epilogue_stages not in (1, 2, 3):
-            raise ValueError(f"epilogue_stages must be 1, 2 or 3: {self}")
+        if self.epilogue_stages not in ((1, 2, 3) if self.kernel == "triton" else (1, 2, 4)):
+            raise ValueError(f"epilogue_stages must be 1, 2 or 3 (the Triton kernel's pipeline depth), or a Gluon "
+                             f"kernel's tile buffers (1, 2 or 4): {self}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}: {self}")
         if self.tile_fill not in ("tma", "lsu") or (self.tile_fill == "lsu" and (
@@ -116,13 +125,13 @@ class TileConfig:
         if self.fast_division and self.kernel not in GLUON_KERNELS:
             raise ValueError(f"fast_division is a Gluon kernel's (the Triton kernel divides by div_rn): {self}")
         if self.kernel in GLUON_KERNELS and (self.num_warps != 8 or self.split_n != 2
-                                             or self.epilogue_stages not in ((1, 2) if self.kernel == "gluon_tall"
-                                                                             else (2,))
+                                             or self.epilogue_stages not in _GLUON_TILE_BUFFERS[self.kernel]
                                              or self.block_k not in (32, 64) or self.prefetch
                                              or self.maxnreg is not None
                                              or self.block_m != 64 * self.row_blocks):
             raise ValueError(f"a {self.kernel} config has two consumer warpgroups (num_warps 8) with a tile "
-                             f"buffer each (epilogue_stages 2; tall ones may share one: 1), is "
+                             f"buffer each (epilogue_stages 2; tall ones may share one: 1; tall and cooperative-tall "
+                             f"ones may have one per pass: 4), is "
                              f"{64 * self.row_blocks} rows and 128 columns in two halves with BLOCK_K 32 or 64, "
                              f"and has neither the Triton kernel's prefetch nor its register cap: {self}")
 
@@ -165,7 +174,7 @@ class TileConfig:
             return self
         rows, cols = self.guard_tile
         return TileConfig(rows, cols, self.block_k, self.group_m, self.num_warps, self.num_stages,
-                          split_n=self.split_n, epilogue_stages=self.epilogue_stages)
+                          split_n=self.split_n, epilogue_stages=min(self.epilogue_stages, 2))
 
     def replaced(self, fields: str) -> TileConfig:
         """This config with ``"field=value[,field=value...]"`` replaced (the device scripts' A/B
@@ -321,7 +330,12 @@ CONFIGS: tuple[TileConfig, ...] = (
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS). None at the moment.
+# them winning (then they move into CONFIGS).
+# - A buffer per pass of a tall unit (epilogue_stages 4, session 54): the second pass's weight and
+#   states arrive during the main loop instead of after the first pass's stores. Beside int8 moments
+#   (4 B per element with the weight) the cooperative-tall tile keeps a four-deep BK 32 ring, the tall
+#   one a six-deep BK 32 ring; AdamW's bf16 moments do not fit. For the LM head's int8 at BT 16384,
+#   where session 52 found the rule and the tile bytes adding up (``docs/kernel.md``, "On an H100").
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -339,7 +353,11 @@ CONFIGS: tuple[TileConfig, ...] = (
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
 # 1024 x 4096 and 4096², every arm); BLOCK_K 128 ping-pong rings of three or four stages (session 37 call 1, on an
 # H100: 0.83-1.01x the winners at BT 512/1024 on 1024 x 4096 and 4096², bits equal).
-CANDIDATES: tuple[TileConfig, ...] = ()
+CANDIDATES: tuple[TileConfig, ...] = (
+    TileConfig(256, 128, 32, 8, 8, 4, split_n=2, epilogue_stages=4, kernel="gluon_coop_tall"),
+    TileConfig(256, 128, 32, 8, 8, 4, split_n=2, epilogue_stages=4, kernel="gluon_coop_tall", wave_sync=600_000),
+    TileConfig(128, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=4, kernel="gluon_tall"),
+)
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.

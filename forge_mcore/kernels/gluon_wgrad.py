@@ -546,8 +546,8 @@ def _ws_slab_producer(descs, tile_bufs, ring, bars, wave_ptr, M, N, K, GROUP_M: 
 def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                       HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
                       COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr,
-                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr,
-                      SERIAL_FILLS: gl.constexpr, PDL: gl.constexpr):
+                      TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PASS_BUFFERS: gl.constexpr,
+                      FIRST_FILL_AFTER: gl.constexpr, SERIAL_FILLS: gl.constexpr, PDL: gl.constexpr):
     _after_prior_grids(PDL)
     if not MAINLOOP_ONLY:
         if FIRST_FILL_AFTER > 0:
@@ -569,13 +569,14 @@ def _ws_tile_producer(descs, tile_src, tile_bufs, ring, bars, M, N, K, GROUP_M: 
                                    FILL_BYTES)
         else:
             _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS,
-                            COOPERATIVE, TILE_LSU, FILL_BYTES)
+                            COOPERATIVE, TILE_LSU, PASS_BUFFERS, FILL_BYTES)
 
 
 @gluon.jit
 def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, HAS_S0: gl.constexpr,
                     HAS_S1: gl.constexpr, HAS_S2: gl.constexpr, ROW_BLOCKS: gl.constexpr,
-                    COOPERATIVE: gl.constexpr, TILE_LSU: gl.constexpr, FILL_BYTES: gl.constexpr):
+                    COOPERATIVE: gl.constexpr, TILE_LSU: gl.constexpr, PASS_BUFFERS: gl.constexpr,
+                    FILL_BYTES: gl.constexpr):
     dy_desc, x_desc, tile_descs = descs
     slab_ready, slab_empty, epi_ready, epi_empty, order = bars
     ROWS: gl.constexpr = dy_desc.block_type.shape[1]
@@ -583,35 +584,51 @@ def _ws_fetch_units(descs, tile_src, tile_bufs, bars, M, N, GROUP_M: gl.constexp
     UNITS_PER_TILE: gl.constexpr = 2 if COOPERATIVE else 1  # a cooperative tile: a unit per consumer
     PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE
     units = UNITS_PER_TILE * _ws_tiles(M, N, ROW_BLOCKS * ROWS, BLOCK_N)
-    # Fill f of consumer c's buffer (its unit j's pass p: f = j * PASSES + p) goes in once c has
-    # written fill f - 1 and this producer has stored it (``_ws_store_fill``). In the order the
-    # consumers need them: both consumers' first passes before either's second (a second pass
-    # waits for its first pass's stores); each consumer's last fill is stored after the loop.
+    # Buffer b (its barriers' index; column halves 2 b, 2 b + 1) of consumer c: c, or with
+    # PASS_BUFFERS c * PASSES + p for its units' pass p. Each fill goes in once the buffer's last
+    # fill has been written by the consumer and stored by this producer (``_ws_store_fill``). In
+    # the order the consumers need them: both consumers' first passes before either's second. One
+    # buffer per consumer: fill f = j * PASSES + p is its unit j's pass p, and a second pass waits
+    # for its first pass's stores; a buffer per pass: fill j is unit j's, so every pass of a unit
+    # arrives during its main loop. Each buffer's last fill is stored after the loop.
     for j in range(gl.cdiv(units, 2)):
         for p in gl.static_range(PASSES):
             for c in gl.static_range(2):
                 u = 2 * j + c
                 if u < units:
                     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
-                    f = j * PASSES + p
-                    if p > 0:  # the buffer's last fill: this unit's previous pass
-                        _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, om + (p - 1) * ROWS, on,
-                                       HAS_S0, HAS_S1, HAS_S2)
-                    elif j > 0:  # or the consumer's previous unit's last pass
-                        _ws_store_unit(descs, tile_bufs, epi_empty, c, f - 1, 2 * c, u - 2, M, N, GROUP_M,
-                                       ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
-                    if TILE_LSU:
-                        _fetch_tile_lsu(tile_src[0], tile_src[1], tile_bufs, 2 * c, om + p * ROWS, on, M, N,
-                                        epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
+                    if PASS_BUFFERS:
+                        b = c * PASSES + p
+                        f = j
+                        if j > 0:  # the buffer's last fill: the consumer's previous unit's pass p
+                            _ws_store_unit(descs, tile_bufs, epi_empty, b, f - 1, 2 * b, u - 2, p, M, N, GROUP_M,
+                                           ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
                     else:
-                        mbarrier.expect(epi_ready.index(c), FILL_BYTES)
-                        _fetch_tile(tile_descs, tile_bufs, 2 * c, om + p * ROWS, on, epi_ready.index(c), HAS_S0,
+                        b = c
+                        f = j * PASSES + p
+                        if p > 0:  # the buffer's last fill: this unit's previous pass
+                            _ws_store_fill(descs, tile_bufs, epi_empty, b, f - 1, 2 * b, om + (p - 1) * ROWS, on,
+                                           HAS_S0, HAS_S1, HAS_S2)
+                        elif j > 0:  # or the consumer's previous unit's last pass
+                            _ws_store_unit(descs, tile_bufs, epi_empty, b, f - 1, 2 * b, u - 2, PASSES - 1, M, N,
+                                           GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
+                    if TILE_LSU:
+                        _fetch_tile_lsu(tile_src[0], tile_src[1], tile_bufs, 2 * b, om + p * ROWS, on, M, N,
+                                        epi_ready.index(b), HAS_S0, HAS_S1, HAS_S2)
+                    else:
+                        mbarrier.expect(epi_ready.index(b), FILL_BYTES)
+                        _fetch_tile(tile_descs, tile_bufs, 2 * b, om + p * ROWS, on, epi_ready.index(b), HAS_S0,
                                     HAS_S1, HAS_S2)
-    for c in gl.static_range(2):  # each consumer's last fill
+    for c in gl.static_range(2):  # each buffer's last fill
         if units > c:
             last = 2 * ((units - 1 - c) // 2) + c
-            _ws_store_unit(descs, tile_bufs, epi_empty, c, (last // 2) * PASSES + PASSES - 1, 2 * c, last, M, N,
-                           GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
+            if PASS_BUFFERS:
+                for p in gl.static_range(PASSES):
+                    _ws_store_unit(descs, tile_bufs, epi_empty, c * PASSES + p, last // 2, 2 * (c * PASSES + p),
+                                   last, p, M, N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
+            else:
+                _ws_store_unit(descs, tile_bufs, epi_empty, c, (last // 2) * PASSES + PASSES - 1, 2 * c, last,
+                               PASSES - 1, M, N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -641,14 +658,14 @@ def _ws_fetch_units_shared(descs, tile_bufs, bars, M, N, GROUP_M: gl.constexpr, 
                 _ws_store_fill(descs, tile_bufs, epi_empty, c, f - 1, 0, om + (p - 1) * ROWS, on, HAS_S0, HAS_S1,
                                HAS_S2)
             elif u > 0:  # unit u - 1's last pass, the other consumer's fill ((u + 1) // 2) * PASSES - 1
-                _ws_store_unit(descs, tile_bufs, epi_empty, 1 - c, ((u + 1) // 2) * PASSES - 1, 0, u - 1, M, N,
-                               GROUP_M, ROW_BLOCKS, 1, HAS_S0, HAS_S1, HAS_S2)
+                _ws_store_unit(descs, tile_bufs, epi_empty, 1 - c, ((u + 1) // 2) * PASSES - 1, 0, u - 1, PASSES - 1,
+                               M, N, GROUP_M, ROW_BLOCKS, 1, HAS_S0, HAS_S1, HAS_S2)
             mbarrier.expect(epi_ready.index(c), FILL_BYTES)
             _fetch_tile(tile_descs, tile_bufs, 0, om + p * ROWS, on, epi_ready.index(c), HAS_S0, HAS_S1, HAS_S2)
     if units > 0:  # the last unit's last pass
         last = units - 1
-        _ws_store_unit(descs, tile_bufs, epi_empty, last % 2, (last // 2) * PASSES + PASSES - 1, 0, last, M, N,
-                       GROUP_M, ROW_BLOCKS, 1, HAS_S0, HAS_S1, HAS_S2)
+        _ws_store_unit(descs, tile_bufs, epi_empty, last % 2, (last // 2) * PASSES + PASSES - 1, 0, last,
+                       PASSES - 1, M, N, GROUP_M, ROW_BLOCKS, 1, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -699,27 +716,26 @@ def _ws_store_half(descs, tile_bufs, epi_empty, q, M, N, GROUP_M: gl.constexpr, 
 
 
 @gluon.jit
-def _ws_store_fill(descs, tile_bufs, epi_empty, c, f, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
+def _ws_store_fill(descs, tile_bufs, epi_empty, b, f, base, om, on, HAS_S0: gl.constexpr, HAS_S1: gl.constexpr,
                    HAS_S2: gl.constexpr):
-    """The tile producer stores consumer c's fill ``f`` (rows at ``om``, buffer halves ``base`` and
-    ``base + 1``) once the consumer has written it (``_ws_pass``), and waits until the TMA has read
+    """The tile producer stores fill ``f`` of buffer ``b`` (rows at ``om``, column halves ``base`` and
+    ``base + 1``) once its consumer has written it (``_ws_pass``), and waits until the TMA has read
     it, so the buffer can take the next fill. The consumer never waits on its stores: in the
     schedule before session 21 it did, inside its next main loop."""
-    mbarrier.wait(epi_empty.index(c), f & 1)
+    mbarrier.wait(epi_empty.index(b), f & 1)
     _store_tile(descs[2], tile_bufs, base, om, on, HAS_S0, HAS_S1, HAS_S2)
     tma.store_wait(pendings=0)
 
 
 @gluon.jit
-def _ws_store_unit(descs, tile_bufs, epi_empty, c, f, base, u, M, N, GROUP_M: gl.constexpr,
+def _ws_store_unit(descs, tile_bufs, epi_empty, b, f, base, u, p, M, N, GROUP_M: gl.constexpr,
                    ROW_BLOCKS: gl.constexpr, UNITS_PER_TILE: gl.constexpr, HAS_S0: gl.constexpr,
                    HAS_S1: gl.constexpr, HAS_S2: gl.constexpr):
-    """``_ws_store_fill`` of unit ``u``'s last 64-row pass (its consumer's fill ``f``)."""
+    """``_ws_store_fill`` of unit ``u``'s 64-row pass ``p`` (fill ``f`` of buffer ``b``)."""
     ROWS: gl.constexpr = descs[0].block_type.shape[1]
     BLOCK_N: gl.constexpr = 2 * descs[1].block_type.shape[1]
-    PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE
     t, om, on = _ws_unit(u, M, N, ROWS, BLOCK_N, GROUP_M, ROW_BLOCKS, UNITS_PER_TILE)
-    _ws_store_fill(descs, tile_bufs, epi_empty, c, f, base, om + (PASSES - 1) * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
+    _ws_store_fill(descs, tile_bufs, epi_empty, b, f, base, om + p * ROWS, on, HAS_S0, HAS_S1, HAS_S2)
 
 
 @gluon.jit
@@ -787,8 +803,9 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                  NONNEG_S1: gl.constexpr,
                  NONNEG_S2: gl.constexpr,
                  ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr, SHARED_TILE: gl.constexpr,
-                 TILE_RING: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr, TRACE_TILES: gl.constexpr,
-                 HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr):
+                 TILE_RING: gl.constexpr, PASS_BUFFERS: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, trace_ptr,
+                 TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr, CONSUMER: gl.constexpr, PDL: gl.constexpr,
+                 num_warps: gl.constexpr):
     # Consumer CONSUMER (0 or 1, one warpgroup each) takes this program's units CONSUMER,
     # CONSUMER + 2, ... Not cooperative (ping-pong), their main loops take turns (``order``), so
     # each one's rule and stores run beside the other's GEMM; cooperative, both run the same
@@ -803,7 +820,10 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
     UNITS_PER_TILE: gl.constexpr = 2 if COOPERATIVE else 1  # a cooperative tile: a unit per consumer
     PASSES: gl.constexpr = ROW_BLOCKS // UNITS_PER_TILE  # 64-row blocks of a unit (tall: 2)
     A_SLOT: gl.constexpr = PASSES * (CONSUMER % UNITS_PER_TILE)  # its first dY block in a ring stage
-    BUF: gl.constexpr = 0 if SHARED_TILE else 2 * CONSUMER  # its tile buffer's first column half
+    # its tile buffer (the barriers' index; ``_ws_fetch_units``), or with PASS_BUFFERS its first pass's
+    # (the second's is the next), and that buffer's first column half
+    BAR: gl.constexpr = CONSUMER * PASSES if PASS_BUFFERS else CONSUMER
+    BUF: gl.constexpr = 0 if SHARED_TILE else 2 * BAR
     layout: gl.constexpr = _mma_layout(ROWS, HALF, num_warps)  # a column half's (the epilogue's)
     wide: gl.constexpr = _mma_layout(ROWS, 2 * HALF, num_warps)  # a whole row block's (the main loop's)
     # the ring's X halves of a stage lie back to back, as one [BLOCK_K, 2 * HALF] block of the same
@@ -889,20 +909,23 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                           NONNEG_S2, TILE_RING)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
         else:
-            # buffer fill j * PASSES + p holds pass p's weight and states
+            # the buffer's fill j * PASSES + p holds pass p's weight and states (PASS_BUFFERS: fill j of
+            # pass p's own buffer)
             finite = _guard(acc_a, acc_b, sumsq_ptr, nonfinite_ptr)
-            mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES) & 1)
+            mbarrier.wait(epi_ready.index(BAR), (j if PASS_BUFFERS else j * PASSES) & 1)
             _stamp(trace_ptr, j, 3, CONSUMER, TRACE_TILES)
-            _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, epi_empty.index(CONSUMER),
+            _ws_pass(acc_a, acc_b, finite, row_scales_a, row_scales_b, om, on, tile_bufs, epi_empty.index(BAR),
                      hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, INT8,
                      MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
-            if PASSES == 2:  # the second block's rows come into the buffer once the first's are stored
+            if PASSES == 2:  # the second block's rows: fetched once the first's are stored, or in their own buffer
+                BAR_2: gl.constexpr = BAR + 1 if PASS_BUFFERS else BAR
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
-                mbarrier.wait(epi_ready.index(CONSUMER), (j * PASSES + 1) & 1)
+                mbarrier.wait(epi_ready.index(BAR_2), (j if PASS_BUFFERS else j * PASSES + 1) & 1)
                 _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs,
-                         epi_empty.index(CONSUMER),
+                         epi_empty.index(BAR_2),
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
+                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2,
+                         2 * BAR_2 if PASS_BUFFERS else BUF)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
 
 
@@ -919,8 +942,8 @@ def gluon_ws_fused_step_kernel(
     NONNEG_S2: gl.constexpr,
     GROUP_M: gl.constexpr, STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, COOPERATIVE: gl.constexpr,
     SHARED_TILE: gl.constexpr, MAINLOOP_ONLY: gl.constexpr, TRACE_TILES: gl.constexpr, HYPER_COUNT: gl.constexpr,
-    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr, SERIAL_FILLS: gl.constexpr,
-    WAVE_SYNC: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
+    TILE_LSU: gl.constexpr, TILE_RING: gl.constexpr, PASS_BUFFERS: gl.constexpr, FIRST_FILL_AFTER: gl.constexpr,
+    SERIAL_FILLS: gl.constexpr, WAVE_SYNC: gl.constexpr, PDL: gl.constexpr, num_warps: gl.constexpr,
 ):
     # dy_desc: dY (K x M) in [BLOCK_K, ROWS] blocks; x_desc: X (K x N) in [BLOCK_K, HALF] blocks;
     # w_desc, s*_desc: M x N in [ROWS, HALF] blocks (int8 codes: M x 64 NB, in fragment order; the
@@ -944,6 +967,8 @@ def gluon_ws_fused_step_kernel(
     # TILE_LSU: the weight and states come into their tile buffers by the tile producer's cp.async
     # from w_ptr, s*_ptr (rows w_stride, s_stride elements apart; ``_fetch_tile_lsu``), not by TMA.
     # TILE_RING > 0: ping-pong through a ring of that many column-half tile buffers (``_ws_fetch_halves``).
+    # PASS_BUFFERS: a tall unit's two passes through a buffer each, both filled during its main loop
+    # (``TileConfig.epilogue_stages`` 4), not one after the other through one.
     # FIRST_FILL_AFTER > 0: the tile producer's first fill waits for that many slabs (``TileConfig.first_fill_after``).
     # SERIAL_FILLS: a ring's fill waits for the one before it to land (``TileConfig.serial_fills``).
     # WAVE_SYNC > 0: each round of tiles starts once every program reaches it, or after that many
@@ -953,11 +978,13 @@ def gluon_ws_fused_step_kernel(
                                        dy_desc.layout)
     b_ring = gl.allocate_shared_memory(x_desc.dtype, [2 * STAGES] + x_desc.block_type.shape, x_desc.layout)
     tile_descs = (w_desc, s0_desc, s1_desc, s2_desc)
-    TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else (2 if SHARED_TILE else 4)  # column halves
+    BUFFERS: gl.constexpr = 1 if SHARED_TILE else (4 if PASS_BUFFERS else 2)  # 64-row ones, two column halves each
+    TILE_SLOTS: gl.constexpr = TILE_RING if TILE_RING else 2 * BUFFERS  # column halves
     tile_bufs = _allocate_tiles(tile_descs, TILE_SLOTS, HAS_S0, HAS_S1, HAS_S2)
-    # a consumer's buffer's, or a ring buffer's: written ones, and ready ones per consumer (``_ring_ready``)
-    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else 2
-    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else 2
+    # a consumer's (or pass's) buffer's, or a ring buffer's: written ones, and ready ones per consumer
+    # (``_ring_ready``; a shared buffer's: per consumer)
+    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else (4 if PASS_BUFFERS else 2)
+    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else (4 if PASS_BUFFERS else 2)
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [READY_BARS, 1], mbarrier.MBarrierLayout())
@@ -981,18 +1008,18 @@ def gluon_ws_fused_step_kernel(
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                        SHARED_TILE, TILE_RING,
+                        SHARED_TILE, TILE_RING, PASS_BUFFERS,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 0, PDL, num_warps)),
         (_ws_consumer, (descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_ptr, grad_scale_ptr,
                         M, N, K, scales, NB, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE, GROUP_M,
                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, ROW_BLOCKS, COOPERATIVE,
-                        SHARED_TILE, TILE_RING,
+                        SHARED_TILE, TILE_RING, PASS_BUFFERS,
                         MAINLOOP_ONLY, trace_ptr, TRACE_TILES, HYPER_COUNT, 1, PDL, num_warps)),
         (_ws_slab_producer, (descs, tile_bufs, ring, bars, wave_ptr, M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2,
                              ROW_BLOCKS, WAVE_SYNC, PDL)),
         (_ws_tile_producer, (descs, ((w_ptr, s0_ptr, s1_ptr, s2_ptr), (w_stride, s_stride)), tile_bufs, ring, bars,
                              M, N, K, GROUP_M, HAS_S0, HAS_S1, HAS_S2, ROW_BLOCKS, COOPERATIVE, SHARED_TILE,
-                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, FIRST_FILL_AFTER, SERIAL_FILLS, PDL)),
+                             MAINLOOP_ONLY, TILE_LSU, TILE_RING, PASS_BUFFERS, FIRST_FILL_AFTER, SERIAL_FILLS, PDL)),
     ], [num_warps, 1, 1], [WS_CONSUMER_REGS, 40, PRODUCER_REGS_LSU if TILE_LSU else 40])
 
 
@@ -1087,6 +1114,7 @@ def launch(cfg: TileConfig, dy: torch.Tensor, x: torch.Tensor, weight: torch.Ten
             HYPER_COUNT=len(state.rule.hyper_names),
             TILE_LSU=tile_lsu,
             TILE_RING=cfg.tile_ring,
+            PASS_BUFFERS=cfg.epilogue_stages == 4,
             FIRST_FILL_AFTER=cfg.first_fill_after,
             SERIAL_FILLS=cfg.serial_fills,
             WAVE_SYNC=cfg.wave_sync,

@@ -119,6 +119,25 @@ def test_cooperative_tall_tiles_give_each_consumer_a_128_row_half_in_two_passes(
             dataclasses.replace(coop_tall, **bad)
 
 
+def test_tall_units_may_have_a_buffer_per_pass():
+    coop_tall = TileConfig(256, 128, 32, 8, 8, 4, split_n=2, epilogue_stages=4, kernel="gluon_coop_tall")
+    # 4 slabs of (256 + 128) x 32 x 2 B + 4 buffers of 64x128 x (bf16 weight + 2 int8 moments) = 224 KB
+    assert gluon_wgrad.applies(coop_tall, _state(codec="int8"), BF16, None, True, True)
+    assert not gluon_wgrad.applies(dataclasses.replace(coop_tall, num_stages=5), _state(codec="int8"), BF16, None,
+                                   True, True)  # 248 KB
+    assert not gluon_wgrad.applies(coop_tall, _state(), BF16, None, True, True)  # bf16 moments: 288 KB
+    tall = TileConfig(128, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=4, kernel="gluon_tall")
+    assert gluon_wgrad.applies(tall, _state(codec="int8"), BF16, None, True, True)  # 96 + 128 KB
+    assert coop_tall.triton_geometry.epilogue_stages == 2  # where the Triton kernel runs: its pipelined epilogue
+    for other in (WS, COOP):  # one pass per unit
+        with pytest.raises(ValueError, match="one per pass: 4"):
+            dataclasses.replace(other, epilogue_stages=4)
+    with pytest.raises(ValueError, match="the Triton kernel's pipeline depth"):
+        dataclasses.replace(coop_tall, kernel="triton", block_m=64)
+    with pytest.raises(ValueError, match="tile_fill"):  # cp.async fills: one buffer per consumer
+        dataclasses.replace(coop_tall, tile_fill="lsu")
+
+
 def test_every_gluon_config_fits_shared_memory_with_one_bf16_state():
     gluon = [c for c in CONFIGS + CANDIDATES if c.kernel in GLUON_KERNELS]
     assert {c.kernel for c in gluon} == set(GLUON_KERNELS)
