@@ -21,4 +21,4 @@ abx() {  # NAME CELLS VARY TIMEOUT: AdamW int8, as the prologue's ab with its ow
 }
 abx coop 151936x4096:16384,151936x4096:4096 "epilogue_stages=4,num_stages=4;num_stages=4" 200
 abx tall 151936x4096:1024,12288x4096:16384 "epilogue_stages=4,block_k=32,num_stages=6;block_k=32,num_stages=6" 130
-cd "$OUT" && tar czf call1.tgz ./* --exclude=call1.tgz && find . -mindepth 1 ! -name call1.tgz -delete
+cd "$OUT" && tar czf call1.tgz --exclude=call1.tgz . && find . -mindepth 1 ! -name call1.tgz -delete
