@@ -326,16 +326,18 @@ CONFIGS: tuple[TileConfig, ...] = (
     TileConfig(256, 128, 32, 8, 8, 5, split_n=2, epilogue_stages=2, kernel="gluon_coop_tall", wave_sync=600_000),
     TileConfig(128, 128, 64, 8, 8, 5, split_n=2, epilogue_stages=1, kernel="gluon_tall", wave_sync=600_000),
     TileConfig(128, 128, 64, 8, 8, 4, split_n=2, epilogue_stages=2, kernel="gluon_tall", wave_sync=600_000),
+    # Tall units with a buffer per pass (epilogue_stages 4, session 54): the second pass's weight and states arrive
+    # during the unit's main loop instead of after the first pass's stores; beside 4 B per element (SGD-m and Lion's
+    # bf16 state, int8 moments) the ring is six BK 32 stages. On an H100 (bits equal, results/2026-12-06/session54/
+    # call3, call4): the LM head at BT 512 SGD-m 1.032x and 1.021x the tall row, Lion 1.014x, where the same ring with
+    # one buffer per consumer reads 0.983x and 1.001x; at BT 1024 (SGD-m, Lion, four shapes) 0.85-0.93x and on
+    # 12288 x 4096 and 4096 x 12288 at BT 512 0.94x, AdamW int8 on the tall rows 0.92-0.97x.
+    TileConfig(128, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=4, kernel="gluon_tall"),
 )
 
 # Under evaluation: timed by ``python -m forge_mcore.bench.kernel --sweep`` beside CONFIGS and
 # checked by the GPU parity test, never used by the training-time tuner until a sweep shows
-# them winning (then they move into CONFIGS).
-# - A buffer per pass of a tall unit (epilogue_stages 4, session 54): the second pass's weight and
-#   states arrive during the main loop instead of after the first pass's stores. Beside int8 moments
-#   (4 B per element with the weight) the cooperative-tall tile keeps a four-deep BK 32 ring, the tall
-#   one a six-deep BK 32 ring; AdamW's bf16 moments do not fit. For the LM head's int8 at BT 16384,
-#   where session 52 found the rule and the tile bytes adding up (``docs/kernel.md``, "On an H100").
+# them winning (then they move into CONFIGS). None at the moment.
 # Measured and removed (docs/perf_log.md): a persistent grid with the tile loop flattened around
 # the main loop (session 5: 10-55% slower in every swept cell); the non-persistent Gluon kernel
 # (session 7: 0.74-0.83x at BT 512, its two-deep slab ring starves the main loop); 64x128
@@ -352,12 +354,10 @@ CONFIGS: tuple[TileConfig, ...] = (
 # tile ring's six- and seven-deep ones in 11 of 12 cells); tile rings asking L2 for each next unit's weight
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
 # 1024 x 4096 and 4096², every arm); BLOCK_K 128 ping-pong rings of three or four stages (session 37 call 1, on an
-# H100: 0.83-1.01x the winners at BT 512/1024 on 1024 x 4096 and 4096², bits equal).
-CANDIDATES: tuple[TileConfig, ...] = (
-    TileConfig(256, 128, 32, 8, 8, 4, split_n=2, epilogue_stages=4, kernel="gluon_coop_tall"),
-    TileConfig(256, 128, 32, 8, 8, 4, split_n=2, epilogue_stages=4, kernel="gluon_coop_tall", wave_sync=600_000),
-    TileConfig(128, 128, 32, 8, 8, 6, split_n=2, epilogue_stages=4, kernel="gluon_tall"),
-)
+# H100: 0.83-1.01x the winners at BT 512/1024 on 1024 x 4096 and 4096², bits equal); cooperative-tall tiles with a
+# buffer per pass (session 54 call 1, an H100, AdamW int8 on the LM head: 1.000x the committed row at BT 16384, 0.985x at
+# 4096; its four-stage ring costs what the second pass's earlier fill saves).
+CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
 # while still exercising several tiles, partial tiles and several K chunks.
