@@ -355,8 +355,8 @@ CONFIGS: tuple[TileConfig, ...] = (
 # and state lines a turn before its fills (session 28 call 1: 0.90-0.99x the winners at BT 512/1024 on
 # 1024 x 4096 and 4096², every arm); BLOCK_K 128 ping-pong rings of three or four stages (session 37 call 1, on an
 # H100: 0.83-1.01x the winners at BT 512/1024 on 1024 x 4096 and 4096², bits equal); cooperative-tall tiles with a
-# buffer per pass (session 54 call 1, an H100, AdamW int8 on the LM head: 1.000x the committed row at BT 16384, 0.985x at
-# 4096; its four-stage ring costs what the second pass's earlier fill saves).
+# buffer per pass (session 54 call 1, an H100, AdamW int8 on the LM head: 1.000x the committed row at BT 16384,
+# 0.985x at 4096; its four-stage ring costs what the second pass's earlier fill saves).
 CANDIDATES: tuple[TileConfig, ...] = ()
 
 # Under TRITON_INTERPRET=1 nothing is timed: one small tile keeps the CPU suite fast
