@@ -919,13 +919,13 @@ def _ws_consumer(descs, tile_bufs, ring, bars, hyper_ptr, sumsq_ptr, nonfinite_p
                      MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF)
             if PASSES == 2:  # the second block's rows: fetched once the first's are stored, or in their own buffer
                 BAR_2: gl.constexpr = BAR + 1 if PASS_BUFFERS else BAR
+                BUF_2: gl.constexpr = BUF + 2 if PASS_BUFFERS else BUF
                 finite = _guard(acc_c, acc_d, sumsq_ptr, nonfinite_ptr)
                 mbarrier.wait(epi_ready.index(BAR_2), (j if PASS_BUFFERS else j * PASSES + 1) & 1)
                 _ws_pass(acc_c, acc_d, finite, row_scales_c, row_scales_d, om + ROWS, on, tile_bufs,
                          epi_empty.index(BAR_2),
                          hyper, codec, grad_scale_ptr, UPDATE, VARIANT, HAS_S0, HAS_S1, HAS_S2, HAS_GRAD_SCALE,
-                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2,
-                         2 * BAR_2 if PASS_BUFFERS else BUF)
+                         INT8, MASK_EDGES, FAST_DIVISION, NONNEG_S0, NONNEG_S1, NONNEG_S2, BUF_2)
             _stamp(trace_ptr, j, 4, CONSUMER, TRACE_TILES)
 
 
@@ -983,8 +983,9 @@ def gluon_ws_fused_step_kernel(
     tile_bufs = _allocate_tiles(tile_descs, TILE_SLOTS, HAS_S0, HAS_S1, HAS_S2)
     # a consumer's (or pass's) buffer's, or a ring buffer's: written ones, and ready ones per consumer
     # (``_ring_ready``; a shared buffer's: per consumer)
-    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else (4 if PASS_BUFFERS else 2)
-    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else (4 if PASS_BUFFERS else 2)
+    UNIT_BARS: gl.constexpr = 4 if PASS_BUFFERS else 2
+    EMPTY_BARS: gl.constexpr = TILE_RING if TILE_RING else UNIT_BARS
+    READY_BARS: gl.constexpr = 2 * TILE_RING if TILE_RING else UNIT_BARS
     slab_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     slab_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     epi_ready = gl.allocate_shared_memory(gl.int64, [READY_BARS, 1], mbarrier.MBarrierLayout())
