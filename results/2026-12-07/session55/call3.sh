@@ -3,8 +3,8 @@
 # card its identity, then the single-GPU suite on this tree as session 48's calls 2-3 ran it (the last whole run;
 # since then the `wave_sync` and pass-buffer configs and their rows): the kernel tests outside the LM head on ten
 # workers and the nn tests, then the LM head's on one (LM=0 leaves them out: they take ~110 s). REST_SELECT narrows
-# the first part (as run: REST_SELECT="tall and not 151936", the tall and cooperative-tall configs, whose unit code
-# 65b1333 changed after session 54's GPU tests); NN= leaves the nn tests out.
+# the first part (e.g. REST_SELECT="tall and not 151936": the tall and cooperative-tall configs, whose unit code
+# 65b1333 changed after session 54's GPU tests ran); NN= leaves the nn tests out.
 #   bash results/2026-12-07/session55/call3.sh     (device, repository root; writes $OUT)
 set -u
 OUT=${OUT:-/tmp/out}
