@@ -277,7 +277,7 @@ def test_every_tile_config(config, codec, store):
     _run_and_check("adamw", dict(lr=1e-2, weight_decay=0.01), codec, store, (4096, 4096, 512), config=config)
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=str)
+@pytest.mark.parametrize("config", CONFIGS, ids=_config_id)
 def test_accumulated_step_sums_in_one_batchs_order(config):
     """Micro-batches split where a K block ends give the bits of one launch over all their
     tokens, with wgmma's own summation (the EP>1 expert cell of [mcore] relies on it)."""
