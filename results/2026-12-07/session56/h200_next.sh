@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # For the next H200 (it stops at once on any other card), in one call (~6 minutes of A/Bs by their scripts'
-# estimates, then a grid): the twins of the H200's rows where an H100 found them faster, each row set where its twin won (session 47's h200_call1.sh with TWINS_ONLY=1:
-# the LM head's AdamW int8 at BT 16384 on the cooperative-tall config, 4096^2 Lion at BT 1024 on the tall config;
+# estimates, then a grid): the twins of the H200's rows where an H100 found them faster, each row set where its
+# twin won (session 47's h200_call1.sh with TWINS_ONLY=1: the LM head's AdamW int8 at BT 16384 on the
+# cooperative-tall config, 4096^2 Lion at BT 1024 on the tall config;
 # session 46's h200.sh with PARTS=after: 1024 x 4096 and 4096^2 at BT 512 with first_fill_after=2), then the
 # acceptance grid on the rows that result, in the time left (the LM head's cells run last). Everything comes back
 # in $OUT/call4.tgz: winners.csv (commit it), twins.tgz and logs.tgz (the A/Bs), grid/ (count it with --acceptance
