@@ -3,9 +3,9 @@
     python results/2026-12-07/session56/compare_h200.py
 
 Prints, per grid, every cell that misses a target with its value (a cell short of 60% of floor with the speedup
-it needs), and for the step time the ratio
-(earlier grid's time ÷ the faster of this session's two): above 1 this session is faster. The configs are
-compared with the fields added since session 40 at their defaults dropped, so "same config" means the same row.
+it needs), then per earlier grid the step-time ratio, the earlier grid's time ÷ the faster of this session's two
+(above 1 this session is faster). Configs are compared with the fields added since session 40 dropped where they
+hold their defaults, so "same config" means the same row.
 """
 
 import ast
