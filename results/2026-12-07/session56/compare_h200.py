@@ -35,7 +35,11 @@ def misses(grid: dict[tuple[str, str, str], dict[str, str]]) -> list[str]:
     for (shape, bt, arm), row in grid.items():
         if int(bt) <= 1024 and arm != "adamw-int8" and float(row["pct_floor"]) < 60:
             needs = 60 / float(row["pct_floor"])
-            found.append(f"{shape} BT {bt} {arm}: {float(row['pct_floor']):.2f}% of floor (needs {needs:.3f}x)")
+            allowed_us, cublas_us, main_loop_us = (1e3 * float(row[k]) / d for k, d in (
+                ("floor_ms", 0.6), ("cublas_ms", 1), ("mainloop_ms", 1)))
+            found.append(f"{shape} BT {bt} {arm}: {float(row['pct_floor']):.2f}% of floor (needs {needs:.3f}x: "
+                         f"60% allows {allowed_us:.1f} us, cuBLAS's wgrad alone {cublas_us:.1f}, "
+                         f"the main loop alone {main_loop_us:.1f})")
         if int(bt) >= 4096 and float(row["speedup"]) < 0.97:
             found.append(f"{shape} BT {bt} {arm}: {float(row['speedup']):.3f}x the baseline")
         if int(bt) >= 4096 and float(row["mainloop_eff"]) < 85:
