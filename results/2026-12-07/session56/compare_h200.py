@@ -13,6 +13,8 @@ import csv
 import statistics
 from pathlib import Path
 
+from forge_mcore.bench.kernel import FLOOR_TARGET_PCT, MAINLOOP_TARGET_PCT, NO_SLOWER
+
 HERE = Path(__file__).parent
 EARLIER = {
     "session 40": "results/2026-12-05/session40/call2/grid/kernel.csv",
@@ -33,18 +35,18 @@ def config(row: dict[str, str]) -> dict:
 def misses(grid: dict[tuple[str, str, str], dict[str, str]]) -> list[str]:
     found = []
     for (shape, bt, arm), row in grid.items():
-        if int(bt) <= 1024 and arm != "adamw-int8" and float(row["pct_floor"]) < 60:
-            needs = 60 / float(row["pct_floor"])
+        if int(bt) <= 1024 and arm != "adamw-int8" and float(row["pct_floor"]) < FLOOR_TARGET_PCT:
+            needs = FLOOR_TARGET_PCT / float(row["pct_floor"])
             allowed_us, cublas_us, main_loop_us = (1e3 * float(row[k]) / d for k, d in (
-                ("floor_ms", 0.6), ("cublas_ms", 1), ("mainloop_ms", 1)))
+                ("floor_ms", FLOOR_TARGET_PCT / 100), ("cublas_ms", 1), ("mainloop_ms", 1)))
             found.append(f"{shape} BT {bt} {arm}: {float(row['pct_floor']):.2f}% of floor (needs {needs:.3f}x: "
-                         f"60% allows {allowed_us:.1f} us, cuBLAS's wgrad alone {cublas_us:.1f}, "
+                         f"{FLOOR_TARGET_PCT:.0f}% allows {allowed_us:.1f} us, cuBLAS's wgrad alone {cublas_us:.1f}, "
                          f"the main loop alone {main_loop_us:.1f})")
-        if int(bt) >= 4096 and float(row["speedup"]) < 0.97:
+        if int(bt) >= 4096 and float(row["speedup"]) < NO_SLOWER:
             found.append(f"{shape} BT {bt} {arm}: {float(row['speedup']):.3f}x the baseline")
-        if int(bt) >= 4096 and float(row["mainloop_eff"]) < 85:
+        if int(bt) >= 4096 and float(row["mainloop_eff"]) < MAINLOOP_TARGET_PCT:
             found.append(f"{shape} BT {bt} {arm}: main loop {float(row['mainloop_eff']):.1f}%")
-        if arm == "adamw-int8" and float(row["bf16_ms"]) / float(row["forge_ms"]) < 0.97:
+        if arm == "adamw-int8" and float(row["bf16_ms"]) / float(row["forge_ms"]) < NO_SLOWER:
             found.append(f"{shape} BT {bt} int8: {float(row['bf16_ms']) / float(row['forge_ms']):.3f} of bf16")
     return found
 
