@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 57, for an H200 with under ~250 s of call time (it stops at once on any other card): session 47's two
-# twins (h200_call1.sh with TWINS_ONLY=1) one at a time, the shorter first — 4096^2 Lion BT 1024 on the tall config,
-# then the LM head's AdamW int8 BT 16384 on cooperative-tall — each row set where its twin won (serial_rows.py) and
-# winners.csv and the A/B's files copied to $OUT as soon as it ends, so a limit that stops the second keeps the first.
+# Session 57, for an H200 with under ~250 s of call time (it stops at once on any other card; call3.sh runs it,
+# then the grid): session 47's two twins (h200_call1.sh with TWINS_ONLY=1) one at a time, the shorter first —
+# 4096^2 Lion BT 1024 on the tall config, then the LM head's AdamW int8 BT 16384 on cooperative-tall — each row set
+# where its twin won (serial_rows.py) and winners.csv and the A/B's files copied to $OUT as soon as it ends, so a
+# limit that stops the second keeps the first.
 #   bash results/2026-12-07/session57/call4.sh     (device, repository root; writes $OUT)
 set -u
 OUT=${OUT:-/tmp/out}
